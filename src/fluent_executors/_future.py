@@ -1,0 +1,146 @@
+"""The proxy-future base class that every wrapper's futures share."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, InvalidStateError
+from concurrent.futures._base import CANCELLED_AND_NOTIFIED
+from types import TracebackType
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class ProxyFuture(Future[T]):
+    """A :class:`concurrent.futures.Future` that a wrapper executor resolves.
+
+    It keeps the whole standard future API (``result``, ``exception``, ``cancel``,
+    ``add_done_callback``, :func:`~concurrent.futures.wait`,
+    :func:`~concurrent.futures.as_completed`) and adds what wrappers need:
+
+    - it can *follow* an upstream future (the delegate's), taking on its outcome when
+      the upstream is done, and cancelling the upstream when it is cancelled itself;
+    - it resolves at most once: the ``_try_set_*`` methods return ``False`` instead of
+      raising :class:`~concurrent.futures.InvalidStateError` when another thread won
+      the race;
+    - :meth:`cancel` asks a hook (:meth:`_cancel_hook`) before it agrees;
+    - done callbacks run outside any lock of this library.
+
+    A proxy future is never in the standard ``RUNNING`` state, so that ``cancel()``
+    stays possible for as long as the hook allows it; :meth:`running` reports
+    whether the work behind it is under way instead.
+
+    Type parameters:
+        T: the type of the result.
+
+    Subclasses override :meth:`_cancel_hook`, :meth:`_on_upstream_done` and
+    :meth:`_is_running` as needed. Users never create one directly.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._upstream: Future[Any] | None = None
+        self._cancelling = False
+
+    # -- following an upstream future ---------------------------------------------
+
+    def _follow(self, upstream: Future[Any]) -> None:
+        """Take on ``upstream``'s outcome when it is done; cancel it with this one."""
+        self._upstream = upstream
+        upstream.add_done_callback(self._on_upstream_done)
+
+    def _on_upstream_done(self, upstream: Future[Any]) -> None:
+        """Called once ``upstream`` is done; by default copies its outcome."""
+        self._try_copy(upstream)
+
+    def _try_copy(self, source: Future[Any]) -> bool:
+        """Resolve like the done future ``source``, unless already resolved."""
+        if source.cancelled():
+            return self._try_cancel()
+        exception = source.exception()
+        if exception is not None:
+            return self._try_set_exception(exception)
+        return self._try_set_result(source.result())
+
+    # -- resolving at most once -----------------------------------------------------
+
+    def _try_set_result(self, result: T) -> bool:
+        """Resolve with ``result``; ``False`` if the future was already done."""
+        try:
+            self.set_result(result)
+        except InvalidStateError:
+            return False
+        return True
+
+    def _try_set_exception(
+        self, exception: BaseException, traceback: TracebackType | None = None
+    ) -> bool:
+        """Fail with ``exception``; ``False`` if the future was already done."""
+        if traceback is not None:
+            exception = exception.with_traceback(traceback)
+        try:
+            self.set_exception(exception)
+        except InvalidStateError:
+            return False
+        return True
+
+    def _try_cancel(self) -> bool:
+        """Cancel without asking the hook; ``True`` if the future is now cancelled."""
+        # The standard cancel() leaves the future in CANCELLED until an executor calls
+        # set_running_or_notify_cancel(); until then wait() and as_completed() do not
+        # see it. Nobody will call that for a proxy, so notify the waiters here, before
+        # the done callbacks run (one of them may well call wait()).
+        with self._condition:
+            if self.done():
+                return self.cancelled()
+            self._state = CANCELLED_AND_NOTIFIED
+            for waiter in self._waiters:
+                waiter.add_cancelled(self)
+            self._condition.notify_all()
+        # Future's own hook (not in typeshed): runs callbacks and logs their errors.
+        self._invoke_callbacks()  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+        return True
+
+    # -- cancel -----------------------------------------------------------------------
+
+    def cancel(self) -> bool:
+        """Cancel the future if the work behind it can still be stopped.
+
+        Returns:
+            ``True`` if the future is cancelled (now or before), ``False`` if it is
+            already resolved, if the wrapper refuses (for example the delegate's
+            future is running), or if another ``cancel()`` is in progress on it.
+        """
+        with self._condition:
+            if self.done():
+                return self.cancelled()
+            if self._cancelling:
+                return False
+            self._cancelling = True
+        try:
+            allowed = self._cancel_hook()
+        finally:
+            with self._condition:
+                self._cancelling = False
+        return allowed and self._try_cancel()
+
+    def _cancel_hook(self) -> bool:
+        """Decide whether ``cancel()`` may proceed; runs outside every lock.
+
+        By default it cancels the upstream future (if any) and agrees only if that
+        worked. It must not raise.
+        """
+        if self._upstream is None:
+            return True
+        return self._upstream.cancel()
+
+    # -- running ----------------------------------------------------------------------
+
+    def running(self) -> bool:
+        """Return ``True`` if the work behind the future is under way."""
+        return not self.done() and self._is_running()
+
+    def _is_running(self) -> bool:
+        """Whether the work is under way, asked only while the future is not done."""
+        return self._upstream is not None and self._upstream.running()

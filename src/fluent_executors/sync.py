@@ -1,0 +1,75 @@
+"""SyncExecutor: runs each callable at once, in the thread that submits it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TypeVar
+
+from typing_extensions import ParamSpec
+
+from ._chain import FluentExecutor
+from ._future import ProxyFuture
+from ._wrapper import check_callable, check_name
+
+__all__ = ["SyncExecutor"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class SyncExecutor(FluentExecutor):
+    """An executor that runs each callable inside ``submit``, in the calling thread.
+
+    ``submit`` returns a future that is already done: it holds the callable's return
+    value, or the ``Exception`` it raised. A ``BaseException`` that is not an
+    ``Exception`` (``KeyboardInterrupt``, ``SystemExit``) propagates to the caller of
+    ``submit``, since it is the caller's own thread that runs the callable.
+
+    Useful in tests and as the innermost executor of a chain whose work is cheap.
+    It starts no thread.
+
+    Args:
+        name: the executor's name.
+
+    Raises:
+        TypeError: ``name`` is not a ``str``.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, name: str = "default") -> None:
+        check_name(name)
+        self._name = name
+        self._is_shutdown = False
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        """Run ``fn(*args, **kwargs)`` now and return its outcome as a done future.
+
+        Returns:
+            A done ``Future[T]``.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            RuntimeError: the executor has been shut down.
+        """
+        check_callable("fn", fn)
+        if self._is_shutdown:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        future: ProxyFuture[T] = ProxyFuture()
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as error:
+            future._try_set_exception(error)
+        else:
+            future._try_set_result(result)
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Refuse further submits. There is nothing to wait for or cancel.
+
+        Calling it more than once is harmless.
+        """
+        self._is_shutdown = True
