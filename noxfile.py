@@ -63,3 +63,21 @@ def typecheck(session: nox.Session) -> None:
     session.install("-e", ".[test]", "mypy", "pyright", "types-requests")
     session.run("mypy", "--strict", "src", "docs/examples")
     session.run("pyright", "src", "docs/examples")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the HTML documentation with Sphinx and run its doctests (-W: warnings
+    are errors)."""
+    session.install(".[docs]")
+    session.run(
+        "sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html"
+    )
+    session.run("sphinx-build", "-W", "-b", "doctest", "docs", "docs/_build/doctest")
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """Run the remote-task demo, docs/examples/publish.py (nox -s demo -- --help)."""
+    session.install(".[demo]")
+    session.run("python", "docs/examples/publish.py", *session.posargs)

@@ -8,23 +8,73 @@ Everything public is importable from here::
 
 from ._chain import FluentExecutor
 from ._future import ProxyFuture
+from .asyncio import AsyncioExecutor
+from .bind import BoundCallable
+from .cancel_on_shutdown import CancelOnShutdownExecutor
 from .executors import Executors
+from .futures import (
+    f_and,
+    f_apply,
+    f_flat_map,
+    f_map,
+    f_nocancel,
+    f_or,
+    f_proxy,
+    f_return,
+    f_return_cancelled,
+    f_return_error,
+    f_sequence,
+    f_timeout,
+    f_traverse,
+    f_zip,
+)
+from .map import FlatMapExecutor, MapExecutor
 from .poll import CancelFn, PollDescriptor, PollExecutor, PollFn
 from .pools import ProcessPoolExecutor, ThreadPoolExecutor
+from .rate_limit import RateLimitExecutor
+from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy
 from .sync import SyncExecutor
+from .throttle import ThrottleCount, ThrottleExecutor
+from .timeout import TimeoutExecutor
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncioExecutor",
+    "BoundCallable",
     "CancelFn",
+    "CancelOnShutdownExecutor",
+    "ExceptionRetryPolicy",
     "Executors",
+    "FlatMapExecutor",
     "FluentExecutor",
+    "MapExecutor",
     "PollDescriptor",
     "PollExecutor",
     "PollFn",
     "ProcessPoolExecutor",
     "ProxyFuture",
+    "RateLimitExecutor",
+    "RetryExecutor",
+    "RetryPolicy",
     "SyncExecutor",
     "ThreadPoolExecutor",
+    "ThrottleCount",
+    "ThrottleExecutor",
+    "TimeoutExecutor",
     "__version__",
+    "f_and",
+    "f_apply",
+    "f_flat_map",
+    "f_map",
+    "f_nocancel",
+    "f_or",
+    "f_proxy",
+    "f_return",
+    "f_return_cancelled",
+    "f_return_error",
+    "f_sequence",
+    "f_timeout",
+    "f_traverse",
+    "f_zip",
 ]

@@ -2,12 +2,70 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Generator
 from concurrent.futures import Future, InvalidStateError
 from concurrent.futures._base import CANCELLED_AND_NOTIFIED
+from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+logger = logging.getLogger(__name__)
+
+# Resolving a future runs the done callbacks of the futures that follow it, which
+# resolve them and run the callbacks of the futures that follow those, and so on: a
+# chain of n futures (say, a loop written with f_flat_map) would nest n levels deep,
+# and past the interpreter's recursion limit the standard Future logs the
+# RecursionError and leaves the rest of the chain pending forever. So callbacks
+# wrapped by flat_callback nest at most this deep; deeper ones are queued, and run by
+# the outermost one, in the same thread, before it returns. (A callback that deep
+# which waits for a queued one would wait forever: callbacks must not block.)
+_MAX_NESTING = 50
+
+
+class _Nesting(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+        self.queued: deque[Callable[[], object]] = deque()
+
+
+_nesting = _Nesting()
+
+
+def flat_callback(
+    callback: Callable[[Future[Any]], object],
+) -> Callable[[Future[Any]], None]:
+    """Wrap a done callback so that a chain of futures, each resolved by a callback
+    of the previous one, resolves without deep recursion, however long."""
+
+    def run(future: Future[Any]) -> None:
+        nesting = _nesting
+        if nesting.depth >= _MAX_NESTING:
+            nesting.queued.append(partial(callback, future))
+            return
+        nesting.depth += 1
+        try:
+            callback(future)
+        finally:
+            if nesting.depth == 1:
+                _run_queued(nesting.queued)
+            nesting.depth -= 1
+
+    return run
+
+
+def _run_queued(queued: deque[Callable[[], object]]) -> None:
+    while queued:
+        call = queued.popleft()
+        try:
+            call()
+        except Exception:  # as Future does for its callbacks: log, go on
+            logger.exception("exception calling callback %r", call)
 
 
 class ProxyFuture(Future[T]):
@@ -22,8 +80,10 @@ class ProxyFuture(Future[T]):
     - it resolves at most once: the ``_try_set_*`` methods return ``False`` instead of
       raising :class:`~concurrent.futures.InvalidStateError` when another thread won
       the race;
-    - :meth:`cancel` asks a hook (:meth:`_cancel_hook`) before it agrees;
-    - done callbacks run outside any lock of this library.
+    - :meth:`cancel` asks a hook (``_cancel_hook``) before it agrees;
+    - done callbacks run outside any lock of this library;
+    - it can be awaited in a coroutine (``await future``) without blocking the
+      event loop.
 
     A proxy future is never in the standard ``RUNNING`` state, so that ``cancel()``
     stays possible for as long as the hook allows it; :meth:`running` reports
@@ -32,8 +92,10 @@ class ProxyFuture(Future[T]):
     Type parameters:
         T: the type of the result.
 
-    Subclasses override :meth:`_cancel_hook`, :meth:`_on_upstream_done` and
-    :meth:`_is_running` as needed. Users never create one directly.
+    Subclasses override ``_cancel_hook``, ``_on_upstream_done`` and ``_is_running``
+    as needed. A subclass whose upstream future comes later than its creation (a
+    queued submit) must override ``_cancel_hook``: by default a future with no
+    upstream agrees to every cancel. Users never create one directly.
 
     .. versionadded:: 0.1.0
     """
@@ -48,7 +110,7 @@ class ProxyFuture(Future[T]):
     def _follow(self, upstream: Future[Any]) -> None:
         """Take on ``upstream``'s outcome when it is done; cancel it with this one."""
         self._upstream = upstream
-        upstream.add_done_callback(self._on_upstream_done)
+        upstream.add_done_callback(flat_callback(self._on_upstream_done))
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
         """Called once ``upstream`` is done; by default copies its outcome."""
@@ -144,3 +206,19 @@ class ProxyFuture(Future[T]):
     def _is_running(self) -> bool:
         """Whether the work is under way, asked only while the future is not done."""
         return self._upstream is not None and self._upstream.running()
+
+    # -- asyncio ----------------------------------------------------------------------
+
+    def __await__(self) -> Generator[Any, None, T]:
+        """Wait for the outcome in a coroutine, without blocking the event loop.
+
+        ``await future`` returns the result or raises the exception; a cancelled
+        future raises :class:`asyncio.CancelledError`. Cancelling the awaiting task
+        cancels this future (like :func:`asyncio.wrap_future`, which it uses).
+
+        Raises:
+            RuntimeError: no event loop is running in this thread.
+
+        .. versionadded:: 0.1.0
+        """
+        return asyncio.wrap_future(self, loop=asyncio.get_running_loop()).__await__()

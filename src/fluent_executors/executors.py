@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from concurrent.futures import Executor
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any, TypeVar
 
+from typing_extensions import ParamSpec
+
+from .asyncio import AsyncioExecutor
+from .bind import BoundCallable
+from .cancel_on_shutdown import CancelOnShutdownExecutor
+from .map import FlatMapExecutor, MapExecutor
 from .poll import CancelFn, PollExecutor, PollFn
 from .pools import ProcessPoolExecutor, ThreadPoolExecutor
+from .rate_limit import RateLimitExecutor
+from .retry import RetryExecutor, RetryPolicy
 from .sync import SyncExecutor
+from .throttle import ThrottleCount, ThrottleExecutor
+from .timeout import TimeoutExecutor
 
 __all__ = ["Executors"]
+
+T = TypeVar("T")
+U = TypeVar("U")
+P = ParamSpec("P")
 
 
 class Executors:
@@ -113,3 +129,325 @@ class Executors:
             logger,
             name=name if isinstance(name, str) else "default",
         )
+
+    @staticmethod
+    def with_retry(
+        executor: Executor,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> RetryExecutor:
+        """Wrap ``executor`` in a :class:`~fluent_executors.RetryExecutor`.
+
+        The new executor resubmits a callable to ``executor`` when it fails, as the
+        retry policy decides. It takes ``executor``'s ``name`` unless ``name`` is
+        given.
+
+        Args:
+            executor: the delegate, any :class:`concurrent.futures.Executor`.
+            retry_policy: the :class:`~fluent_executors.RetryPolicy`; default an
+                :class:`~fluent_executors.ExceptionRetryPolicy` built from
+                ``kwargs``.
+            logger: where to log; default the ``fluent_executors.retry`` logger.
+            name: the new executor's name; default ``executor``'s.
+            kwargs: the arguments of
+                :class:`~fluent_executors.ExceptionRetryPolicy` (``max_attempts``,
+                ``sleep``, ...), when ``retry_policy`` is ``None``.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``retry_policy`` is
+                not a ``RetryPolicy``; ``kwargs`` are given with ``retry_policy``,
+                or one of them is unknown or has the wrong type; ``name`` is not a
+                ``str``.
+            ValueError: a policy argument is out of range.
+
+        .. versionadded:: 0.1.0
+        """
+        return RetryExecutor(
+            executor, retry_policy, logger, name=_name_of(executor, name), **kwargs
+        )
+
+    @staticmethod
+    def with_timeout(
+        executor: Executor,
+        timeout: float,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> TimeoutExecutor:
+        """Wrap ``executor`` in a :class:`~fluent_executors.TimeoutExecutor`.
+
+        The new executor cancels a future that is not done ``timeout`` seconds
+        after its submit, if ``executor`` lets its future be cancelled. It takes
+        ``executor``'s ``name`` unless ``name`` is given.
+
+        Args:
+            executor: the delegate, any :class:`concurrent.futures.Executor`.
+            timeout: seconds after which a future not done is cancelled;
+                ``math.inf`` never cancels.
+            logger: where to log; default the ``fluent_executors.timeout`` logger.
+            name: the new executor's name; default ``executor``'s.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``timeout`` is not a
+                real number; ``name`` is not a ``str``.
+            ValueError: ``timeout`` is negative or NaN.
+
+        .. versionadded:: 0.1.0
+        """
+        return TimeoutExecutor(executor, timeout, logger, name=_name_of(executor, name))
+
+    @staticmethod
+    def with_asyncio(
+        executor: Executor,
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+    ) -> AsyncioExecutor:
+        """Wrap ``executor`` in a :class:`~fluent_executors.AsyncioExecutor`.
+
+        The new executor's ``submit`` returns :class:`asyncio.Future` objects, to be
+        awaited in coroutines. It takes ``executor``'s ``name`` if it has one. Put
+        it at the outer end of a chain.
+
+        Args:
+            executor: the delegate, any :class:`concurrent.futures.Executor`.
+            loop: the event loop of the futures; ``None``: the loop running in the
+                thread that calls ``submit``.
+            logger: a logger for the executor's messages.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``loop`` is neither an
+                event loop nor ``None``.
+
+        .. versionadded:: 0.1.0
+        """
+        return AsyncioExecutor(executor, loop, logger, name=_name_of(executor))
+
+    @staticmethod
+    def with_map(
+        executor: Executor,
+        fn: Callable[[Any], U],
+        error_fn: Callable[[Exception], U] | None = None,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> MapExecutor[U]:
+        """Wrap ``executor`` in a :class:`~fluent_executors.MapExecutor`.
+
+        The new executor's futures resolve with ``fn(result)`` of ``executor``'s
+        results, and, if ``error_fn`` is given, with ``error_fn(exception)`` of its
+        exceptions. It takes ``executor``'s ``name`` unless ``name`` is given.
+
+        Args:
+            executor: the delegate, any :class:`concurrent.futures.Executor`.
+            fn: transforms each result; called in the thread that completes it.
+            error_fn: transforms each exception into a result, or raises.
+            logger: where to log; default the ``fluent_executors.map`` logger.
+            name: the new executor's name; default ``executor``'s.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``fn`` or
+                ``error_fn`` is not callable; ``name`` is not a ``str``.
+
+        .. versionadded:: 0.1.0
+        """
+        return MapExecutor(
+            executor, fn, logger, _name_of(executor, name), error_fn=error_fn
+        )
+
+    @staticmethod
+    def with_flat_map(
+        executor: Executor,
+        fn: Callable[[Any], Future[U]],
+        error_fn: Callable[[Exception], Future[U]] | None = None,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> FlatMapExecutor[U]:
+        """Wrap ``executor`` in a :class:`~fluent_executors.FlatMapExecutor`.
+
+        ``fn`` is called with each of ``executor``'s results and returns a future
+        (typically submitted to another executor); the new executor's future takes
+        on its outcome. It takes ``executor``'s ``name`` unless ``name`` is given.
+
+        Args:
+            executor: the delegate, any :class:`concurrent.futures.Executor`.
+            fn: returns the future to follow for each result.
+            error_fn: returns the future to follow for each exception.
+            logger: where to log; default the ``fluent_executors.map`` logger.
+            name: the new executor's name; default ``executor``'s.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``fn`` or
+                ``error_fn`` is not callable; ``name`` is not a ``str``.
+
+        .. versionadded:: 0.1.0
+        """
+        return FlatMapExecutor(
+            executor, fn, logger, _name_of(executor, name), error_fn=error_fn
+        )
+
+    @staticmethod
+    def with_throttle(
+        executor: Executor,
+        count: ThrottleCount,
+        block: bool = False,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> ThrottleExecutor:
+        """Wrap ``executor`` in a :class:`~fluent_executors.ThrottleExecutor`.
+
+        At most ``count`` futures of ``executor`` are under way at once; further
+        callables wait in a queue, in submit order. It takes ``executor``'s
+        ``name`` unless ``name`` is given.
+
+        Args:
+            executor: the delegate, any :class:`concurrent.futures.Executor`.
+            count: an ``int`` of at least 1, or a callable returning one (or
+                ``None`` for no limit), read before each callable is passed on.
+            block: if ``True``, ``submit`` waits until its callable has been
+                passed on, instead of queueing it.
+            logger: where to log; default the ``fluent_executors.throttle`` logger.
+            name: the new executor's name; default ``executor``'s.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``count`` is neither
+                an ``int`` nor callable; ``block`` is not a ``bool``; ``name`` is
+                not a ``str``.
+            ValueError: ``count`` is an ``int`` less than 1.
+
+        .. versionadded:: 0.1.0
+        """
+        return ThrottleExecutor(
+            executor, count, logger, _name_of(executor, name), block=block
+        )
+
+    @staticmethod
+    def with_rate_limit(
+        executor: Executor,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> RateLimitExecutor:
+        """Wrap ``executor`` in a :class:`~fluent_executors.RateLimitExecutor`.
+
+        At most ``max_calls`` callables reach ``executor`` in any window of
+        ``period`` seconds; further ones wait in a queue, in submit order,
+        without holding a thread. It takes ``executor``'s ``name`` unless ``name``
+        is given.
+
+        Args:
+            executor: the delegate, any :class:`concurrent.futures.Executor`.
+            max_calls: the most callables passed on per window; at least 1.
+            period: the length of the window, in seconds.
+            logger: where to log; default the ``fluent_executors.rate_limit``
+                logger.
+            name: the new executor's name; default ``executor``'s.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``max_calls`` is not
+                an ``int``; ``period`` is not a real number; ``name`` is not a
+                ``str``.
+            ValueError: ``max_calls`` is less than 1; ``period`` is not positive
+                and finite.
+
+        .. versionadded:: 0.1.0
+        """
+        return RateLimitExecutor(
+            executor, max_calls, period, logger, _name_of(executor, name)
+        )
+
+    @staticmethod
+    def with_cancel_on_shutdown(
+        executor: Executor,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> CancelOnShutdownExecutor:
+        """Wrap ``executor`` in a :class:`~fluent_executors.CancelOnShutdownExecutor`.
+
+        The new executor's ``shutdown()`` cancels every future it returned that is
+        not yet done, then shuts down ``executor``. It takes ``executor``'s
+        ``name`` unless ``name`` is given.
+
+        Args:
+            executor: the delegate, any :class:`concurrent.futures.Executor`.
+            logger: accepted for a uniform signature.
+            name: the new executor's name; default ``executor``'s.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``name`` is not a
+                ``str``.
+
+        .. versionadded:: 0.1.0
+        """
+        return CancelOnShutdownExecutor(executor, logger, _name_of(executor, name))
+
+    @staticmethod
+    def bind(executor: Executor, fn: Callable[P, T]) -> BoundCallable[P, T]:
+        """Bind ``fn`` to ``executor``: return a callable that submits it.
+
+        ``Executors.bind(executor, fn)(*args, **kwargs)`` is
+        ``executor.submit(fn, *args, **kwargs)``. The callable has ``with_*``
+        methods, which wrap its executor: ``.with_map(g)`` transforms its results.
+        For a ``fn`` that returns a future, use :meth:`flat_bind`.
+
+        Args:
+            executor: any :class:`concurrent.futures.Executor`.
+            fn: the function to submit.
+
+        Returns:
+            A :class:`~fluent_executors.BoundCallable` with ``fn``'s parameters,
+            returning ``Future[T]``.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``fn`` is not
+                callable.
+
+        .. versionadded:: 0.1.0
+        """
+        return BoundCallable(executor, fn)
+
+    @staticmethod
+    def flat_bind(
+        executor: Executor, fn: Callable[P, Future[T]]
+    ) -> BoundCallable[P, T]:
+        """Bind ``fn``, which returns a future, to ``executor``.
+
+        Like :meth:`bind`, but the futures the callable returns take on the
+        outcome of the future that ``fn`` returns, instead of resolving with it:
+        ``Future[T]`` rather than ``Future[Future[T]]``.
+
+        Args:
+            executor: any :class:`concurrent.futures.Executor`.
+            fn: the function to submit; it returns a future.
+
+        Returns:
+            A :class:`~fluent_executors.BoundCallable` with ``fn``'s parameters,
+            returning ``Future[T]``.
+
+        Raises:
+            TypeError: ``executor`` has no ``submit`` method; ``fn`` is not
+                callable.
+
+        .. versionadded:: 0.1.0
+        """
+        return Executors.bind(executor, fn).with_flat_map(_same_future)
+
+
+def _name_of(executor: Executor, name: str | None = None) -> str:
+    """``name`` if given, else the ``name`` of ``executor`` if it has a string one,
+    else ``"default"``."""
+    if name is not None:
+        return name
+    name = getattr(executor, "name", "default")
+    return name if isinstance(name, str) else "default"
+
+
+def _same_future(future: Future[T]) -> Future[T]:
+    return future

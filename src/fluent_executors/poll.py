@@ -40,7 +40,8 @@ class PollDescriptor(Generic[T]):
     :meth:`yield_result` or :meth:`yield_exception` on its descriptor, or leaves it
     pending until a later poll by doing nothing. A descriptor may also be resolved
     from any other thread (for example on an external event); the first resolution
-    wins and later ones are ignored.
+    wins and later ones are ignored. The executor creates descriptors; users never
+    construct one.
 
     Type parameters:
         T: the type of the delegate's result, which is also the type of the
@@ -57,7 +58,7 @@ class PollDescriptor(Generic[T]):
 
     @property
     def result(self) -> T:
-        """The delegate future's result (type ``T``): what the poll is driven by,
+        """The delegate future's result (type ``T``), which drives the poll;
         typically the identifier of a remote task."""
         return self._result
 
@@ -162,6 +163,7 @@ class _Poller:
         self._wake = False  # poll at once: notify(), or a future arrived while idle
         self._deadline: float | None = None  # monotonic time of next poll; None: none
         self._closing = False  # shutdown, or the executor was collected
+        self._cancel_all = False  # shutdown(cancel_futures=True) was called
         self._thread: threading.Thread | None = None
         self._warned_bad_delay = False
 
@@ -207,6 +209,9 @@ class _Poller:
             if idle or self._deadline is None:
                 self._wake = True
                 self._cond.notify()
+            cancel_now = self._cancel_all
+        if cancel_now:  # it was running on the delegate when shutdown cancelled
+            future.cancel()
 
     def notify(self) -> None:
         """Make the poll thread poll as soon as possible."""
@@ -215,10 +220,24 @@ class _Poller:
             self._cond.notify()
 
     def close(self) -> None:
-        """Refuse new futures; the thread ends once none is outstanding."""
+        """Refuse new futures and poll once more at once (the poll function may
+        have asked to wait for this); the thread ends once none is outstanding."""
         with self._cond:
             self._closing = True
+            self._wake = True
             self._cond.notify()
+
+    def cancel_all(self) -> None:
+        """Cancel every outstanding future, now and as each one enters polling.
+
+        Without a cancel function, futures being polled are cancelled here alone:
+        there is no remote work to cancel, and shutdown must end promptly.
+        """
+        with self._cond:
+            self._cancel_all = True
+            futures = list(self._outstanding)
+        for future in futures:
+            future.cancel()
 
     def outstanding(self) -> list[Future[Any]]:
         """A snapshot of the futures not yet done."""
@@ -234,7 +253,7 @@ class _Poller:
     def run_cancel_fn(self, result: object) -> bool:
         """Ask the cancel function to cancel the remote work behind ``result``."""
         if self._cancel_fn is None:
-            return False
+            return self._cancel_all
         try:
             return bool(self._cancel_fn(result))
         except Exception:
@@ -345,7 +364,8 @@ class PollExecutor(WrapperExecutor):
     - still queued on the delegate: the delegate's future is cancelled;
     - running on the delegate: refused (``False``); the cancel function is not called;
     - being polled: ``cancel_fn`` is called with the delegate's result; a truthy
-      return value cancels the future. Without a ``cancel_fn`` the cancel is refused.
+      return value cancels the future. Without a ``cancel_fn`` the cancel is refused
+      (but see ``shutdown(cancel_futures=True)``).
 
     The poll thread, named ``fluent-executors-poll-<name>``, is a daemon thread
     started at the first :meth:`submit`. It holds no reference to the executor: if
@@ -451,16 +471,17 @@ class PollExecutor(WrapperExecutor):
                 the poll thread has ended (not waited for when called from the poll
                 thread itself, for example from the poll function).
             cancel_futures: if ``True``, first cancel every future not yet resolved:
-                those queued on the delegate are cancelled there, those being polled
-                through the cancel function. Futures whose cancel is refused (running
-                on the delegate, or no ``cancel_fn``) are still polled to the end.
+                those queued on the delegate are cancelled there; those being polled
+                through the cancel function, or without one, here alone (the remote
+                work is left as it is); those running on the delegate as soon as
+                they enter polling. A future whose cancel function refuses or raises
+                is still polled until the poll function resolves it.
 
         Calling it more than once is harmless. New submits raise ``RuntimeError``.
         """
         self._poller.close()
         if cancel_futures:
-            for future in self._poller.outstanding():
-                future.cancel()
+            self._poller.cancel_all()
         super().shutdown(wait, cancel_futures=cancel_futures)
         if wait:
             self._poller.join()

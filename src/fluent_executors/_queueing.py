@@ -1,0 +1,237 @@
+"""The base of executors that queue submissions and pass them on to the delegate
+later: ThrottleExecutor and RateLimitExecutor."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any, Generic, NamedTuple, TypeVar
+
+from typing_extensions import ParamSpec
+
+from ._future import ProxyFuture
+from ._wrapper import WrapperExecutor, check_callable, shutdown_delegate
+
+T = TypeVar("T")
+P = ParamSpec("P")
+Prepared = TypeVar("Prepared")
+Token = TypeVar("Token")
+
+
+class _Job(NamedTuple):
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+class _QueuedFuture(ProxyFuture[T]):
+    """A future that waits in its executor's queue until it is passed on to the
+    delegate; from then on it follows the delegate's future."""
+
+    def __init__(self, executor: QueueingExecutor[Any, Any]) -> None:
+        super().__init__()
+        self._executor = executor
+
+    def _cancel_hook(self) -> bool:
+        if self._executor._unqueue(self):
+            return True
+        if self._upstream is None:  # being passed on to the delegate right now
+            return False
+        return super()._cancel_hook()
+
+
+class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
+    """Queues submissions in order and passes each on to the delegate once
+    :meth:`_admit` allows it.
+
+    Subclasses decide when: :meth:`_admit` is asked, under the lock, whether the
+    next queued callable may go to the delegate now; whenever that may have changed
+    (a slot freed, a timer fired), they call :meth:`_pump`. :meth:`_pump` never
+    recurses: a future completed from inside it only makes the running loop go on.
+
+    Type parameters:
+        Prepared: what :meth:`_prepare` returns for :meth:`_admit`.
+        Token: what :meth:`_admit` returns for :meth:`_dispatched`.
+    """
+
+    def __init__(
+        self,
+        delegate: Executor,
+        *,
+        block: bool,
+        logger: logging.Logger | None,
+        name: str,
+        default_logger: logging.Logger,
+    ) -> None:
+        super().__init__(delegate, logger=logger, name=name)
+        if not isinstance(block, bool):
+            raise TypeError(f"block must be a bool, got {type(block).__name__}")
+        self._block = block
+        self._log = logger or default_logger
+        self._cond = threading.Condition(threading.Lock())
+        # An OrderedDict as a FIFO queue: O(1) append, pop of the oldest, and
+        # removal of any entry on cancel.
+        self._queue: OrderedDict[_QueuedFuture[Any], _Job] = OrderedDict()
+        self._waiters = 0  # threads in _cond.wait(): blocked submits and shutdowns
+        self._deferred_shutdown: tuple[bool, bool] | None = None  # (wait, cancel)
+        self._pumping = threading.local()
+
+    # -- what subclasses define ------------------------------------------------------
+
+    def _prepare(self) -> Prepared:
+        """Called without the lock before each :meth:`_admit`; its return value is
+        passed to it (for reading user callables outside the lock)."""
+        raise NotImplementedError
+
+    def _admit(self, prepared: Prepared) -> Token | None:
+        """Called under the lock while the queue is not empty: return a token (not
+        ``None``) to pass the oldest callable on to the delegate now, or ``None``."""
+        raise NotImplementedError
+
+    def _dispatched(self, token: Token, upstream: Future[Any] | None) -> None:
+        """Called without the lock once the delegate's ``submit`` has returned
+        ``upstream``, or raised (``upstream`` is ``None``)."""
+
+    # -- submit -----------------------------------------------------------------------
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        """Queue ``fn(*args, **kwargs)``; pass it on to the delegate in turn.
+
+        Returns:
+            A ``Future[T]`` that follows the delegate's future once the callable has
+            been passed on. If the delegate's ``submit`` raises then, the future fails
+            with that exception.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            RuntimeError: the executor has been shut down.
+        """
+        check_callable("fn", fn)
+        future: _QueuedFuture[T] = _QueuedFuture(self)
+        with self._cond:
+            self._check_open()
+            self._queue[future] = _Job(fn, args, kwargs)
+        self._pump()
+        # Blocking inside _pump (from a done callback) would stop the queue for good.
+        if self._block and not self._in_pump():
+            with self._cond:
+                self._waiters += 1
+                try:
+                    while future in self._queue:
+                        self._cond.wait()
+                finally:
+                    self._waiters -= 1
+        return future
+
+    def _unqueue(self, future: _QueuedFuture[Any]) -> bool:
+        """Remove ``future`` from the queue; ``False`` if it was not there."""
+        with self._cond:
+            if self._queue.pop(future, None) is None:
+                return False
+            shutdown_args = self._after_unqueue()
+        if shutdown_args is not None:
+            shutdown_delegate(self._delegate, *shutdown_args)
+        return True
+
+    def _after_unqueue(self) -> tuple[bool, bool] | None:
+        """Wake whoever waits for the queue to move; under the lock.
+
+        Returns:
+            The arguments of a deferred shutdown of the delegate, due now that the
+            queue is empty: the caller does it once it has released the lock.
+        """
+        if self._waiters:
+            self._cond.notify_all()
+        if self._queue or self._deferred_shutdown is None:
+            return None
+        shutdown_args, self._deferred_shutdown = self._deferred_shutdown, None
+        return shutdown_args
+
+    # -- passing callables on to the delegate ---------------------------------------
+
+    def _in_pump(self) -> bool:
+        """Whether this thread is inside :meth:`_pump` (in a done callback)."""
+        return getattr(self._pumping, "active", False)
+
+    def _pump(self) -> None:
+        """Pass queued callables on to the delegate for as long as admitted."""
+        if self._in_pump():
+            return  # the loop further up this thread's stack goes on
+        self._pumping.active = True
+        try:
+            while self._pump_one():
+                pass
+        finally:
+            self._pumping.active = False
+
+    def _pump_one(self) -> bool:
+        if not self._queue:  # unlocked: whoever queues next pumps next
+            return False
+        prepared = self._prepare()
+        with self._cond:
+            if not self._queue:
+                return False
+            token = self._admit(prepared)
+            if token is None:
+                return False
+            future, job = self._queue.popitem(last=False)
+            shutdown_args = self._after_unqueue()
+        try:
+            upstream = self._delegate.submit(job.fn, *job.args, **job.kwargs)
+        except BaseException as error:
+            self._log.warning(
+                "%s %r: the delegate's submit() raised; failing the future",
+                type(self).__name__,
+                self.name,
+                exc_info=True,
+            )
+            self._dispatched(token, None)
+            future._try_set_exception(error)
+        else:
+            self._dispatched(token, upstream)
+            future._follow(upstream)
+        if shutdown_args is not None:
+            shutdown_delegate(self._delegate, *shutdown_args)
+        return True
+
+    # -- shutdown ---------------------------------------------------------------------
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop accepting work; shut down the delegate once the queue is empty.
+
+        Args:
+            wait: if ``True``, return once every queued callable has been passed on
+                and the delegate has been shut down with ``wait=True``. If
+                ``False``, return at once; the delegate is shut down (without
+                waiting) once the last queued callable has been passed on to it.
+            cancel_futures: if ``True``, first cancel the queued futures, then shut
+                down the delegate with ``cancel_futures=True``.
+
+        Calling it more than once is harmless. New submits raise ``RuntimeError``.
+        """
+        with self._cond:
+            self._is_shutdown = True
+            queued = list(self._queue) if cancel_futures else []
+        for future in queued:
+            future.cancel()
+        # Waiting inside _pump (from a done callback) would wait for ever; the
+        # delegate is then shut down later, by the thread that empties the queue,
+        # without waiting (which, from one of the delegate's threads, could not).
+        waiting = wait and not self._in_pump()
+        with self._cond:
+            if waiting:
+                self._waiters += 1
+                try:
+                    while self._queue:
+                        self._cond.wait()
+                finally:
+                    self._waiters -= 1
+            elif self._queue:
+                self._deferred_shutdown = (False, cancel_futures)
+                return
+        shutdown_delegate(self._delegate, waiting, cancel_futures)

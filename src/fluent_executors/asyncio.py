@@ -1,0 +1,151 @@
+"""AsyncioExecutor: submit to any executor from a coroutine, and await the future."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import TypeVar
+
+from typing_extensions import ParamSpec
+
+from ._wrapper import WrapperExecutor, check_callable
+
+__all__ = ["AsyncioExecutor"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def _check_loop(argument: str, loop: object) -> None:
+    if not isinstance(loop, asyncio.AbstractEventLoop):
+        raise TypeError(
+            f"{argument} must be an asyncio event loop, got {type(loop).__name__}"
+        )
+
+
+class AsyncioExecutor(WrapperExecutor):
+    """An executor whose futures are :class:`asyncio.Future` objects, for coroutines.
+
+    Each callable is submitted to the *delegate*; :meth:`submit` returns an
+    :class:`asyncio.Future` bound to an event loop, which takes on the outcome of
+    the delegate's future. A coroutine can then ``await executor.submit(fn)``
+    without blocking its event loop::
+
+        async def main() -> None:
+            executor = Executors.thread_pool().with_asyncio()
+            response = await executor.submit(requests.get, url)
+
+    The event loop is ``loop`` if one was given, else the loop running in the thread
+    that calls :meth:`submit`; :meth:`submit_with_loop` chooses it per call.
+
+    Cancelling an asyncio future (for example by cancelling the task that awaits
+    it) cancels the delegate's future, from the event loop's thread; whether that
+    stops the work depends on the delegate. Completing the asyncio future is
+    scheduled on its event loop from the thread that completes the delegate's
+    future; if the loop is closed by then, the outcome is dropped.
+
+    Since its futures are not :class:`concurrent.futures.Future` objects, this
+    executor belongs at the outer end of a chain: wrapping it in another wrapper
+    executor does not work. The futures of this library are awaitable directly
+    too; this executor is for delegates whose futures are not, and for code that
+    wants :class:`asyncio.Future` objects.
+
+    Args:
+        delegate: the executor that runs the submitted callables.
+        loop: the event loop of the futures; ``None``: the loop running when
+            :meth:`submit` is called.
+        logger: a logger for the executor's messages (it has none at present; the
+            argument is there for the same signature as the other wrappers).
+        name: the executor's name.
+
+    Raises:
+        TypeError: ``delegate`` has no ``submit`` method; ``loop`` is neither an
+            event loop nor ``None``; ``name`` is not a ``str``.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        delegate: Executor,
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None:
+        super().__init__(delegate, logger=logger, name=name)
+        if loop is not None:
+            _check_loop("loop", loop)
+        self._loop = loop
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop given to the constructor, or ``None``
+        (:class:`asyncio.AbstractEventLoop`)."""
+        return self._loop
+
+    # Executor.submit promises a concurrent.futures.Future; returning an asyncio
+    # future instead is the purpose of this executor.
+    def submit(  # type: ignore[override]  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> asyncio.Future[T]:
+        """Submit ``fn(*args, **kwargs)`` to the delegate; return an asyncio future.
+
+        Returns:
+            An ``asyncio.Future[T]`` bound to the executor's loop, or to the loop
+            running in the calling thread if the executor has none.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            RuntimeError: the executor has been shut down; or it has no loop and
+                none is running in the calling thread.
+            Exception: whatever the delegate's ``submit`` raises.
+        """
+        loop = self._loop
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                raise RuntimeError(
+                    "AsyncioExecutor.submit() needs an event loop: call it from a "
+                    "coroutine, give a loop to the executor, or use "
+                    "submit_with_loop()"
+                ) from None
+        return self.submit_with_loop(loop, fn, *args, **kwargs)
+
+    def submit_with_loop(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> asyncio.Future[T]:
+        """Like :meth:`submit`, with the future bound to ``loop``.
+
+        May be called from any thread, also one where no event loop runs; the future
+        is then awaited from ``loop``'s thread.
+
+        Args:
+            loop: the event loop of the returned future.
+            fn: the callable to run on the delegate.
+            args: its positional arguments.
+            kwargs: its keyword arguments.
+
+        Returns:
+            An ``asyncio.Future[T]`` bound to ``loop``.
+
+        Raises:
+            TypeError: ``loop`` is not an event loop, or ``fn`` is not callable.
+            RuntimeError: the executor has been shut down.
+            Exception: whatever the delegate's ``submit`` raises.
+
+        .. versionadded:: 0.1.0
+        """
+        _check_loop("loop", loop)
+        check_callable("fn", fn)
+        self._check_open()
+        return asyncio.wrap_future(
+            self._delegate.submit(fn, *args, **kwargs), loop=loop
+        )

@@ -1,0 +1,229 @@
+"""BoundCallable: a callable bound to an executor, customisable with ``with_*``."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from typing_extensions import ParamSpec
+
+from ._wrapper import check_callable, check_delegate
+
+if TYPE_CHECKING:
+    from .poll import CancelFn, PollFn
+    from .retry import RetryPolicy
+    from .throttle import ThrottleCount
+
+__all__ = ["BoundCallable"]
+
+T = TypeVar("T")
+U = TypeVar("U")
+P = ParamSpec("P")
+
+
+class BoundCallable(Generic[P, T]):
+    """A callable that submits a function to an executor and returns the future.
+
+    Calling it with arguments submits the bound function with those arguments to
+    the bound executor: ``bound(*args, **kwargs)`` is
+    ``executor.submit(fn, *args, **kwargs)``. It is what
+    :meth:`Executors.bind <fluent_executors.Executors.bind>` and
+    :meth:`Executors.flat_bind <fluent_executors.Executors.flat_bind>` return.
+
+    Its ``with_*`` methods return a new bound callable whose executor is the bound
+    executor wrapped as by the executor method of the same name, so that a function
+    and the way it runs can be defined together::
+
+        fetch = Executors.bind(pool, requests.get).with_map(lambda r: r.json())
+        future = fetch("https://example.com/items")  # Future of the decoded JSON
+
+    It carries the bound function's ``__name__``, ``__doc__`` and ``__wrapped__``.
+    Users get one from :class:`~fluent_executors.Executors`, never construct it.
+
+    Type parameters:
+        P: the parameters of the bound function.
+        T: the result type of the futures it returns.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, executor: Executor, fn: Callable[P, Any]) -> None:
+        check_delegate(executor)
+        check_callable("fn", fn)
+        functools.update_wrapper(self, fn, updated=())
+        self._executor = executor
+        self._fn = fn
+
+    @property
+    def executor(self) -> Executor:
+        """The executor that calls submit to
+        (:class:`~concurrent.futures.Executor`); shut it down when done."""
+        return self._executor
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        """Submit the bound function with these arguments to the bound executor.
+
+        Returns:
+            The executor's ``Future[T]``.
+
+        Raises:
+            RuntimeError: the executor has been shut down.
+            Exception: whatever the executor's ``submit`` raises.
+        """
+        return self._executor.submit(self._fn, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<BoundCallable {self._fn!r} on {self._executor!r}>"
+
+    # -- the with_* methods: each wraps the executor, keeps the function ------------
+
+    def with_map(
+        self,
+        fn: Callable[[T], U],
+        error_fn: Callable[[Exception], U] | None = None,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> BoundCallable[P, U]:
+        """Transform the results: see
+        :meth:`Executors.with_map <fluent_executors.Executors.with_map>`.
+
+        .. versionadded:: 0.1.0
+        """
+        from .executors import Executors
+
+        wrapped = Executors.with_map(self._executor, fn, error_fn, logger, name=name)
+        return BoundCallable(wrapped, self._fn)
+
+    def with_flat_map(
+        self,
+        fn: Callable[[T], Future[U]],
+        error_fn: Callable[[Exception], Future[U]] | None = None,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> BoundCallable[P, U]:
+        """Chain a second asynchronous step: see
+        :meth:`Executors.with_flat_map <fluent_executors.Executors.with_flat_map>`.
+
+        .. versionadded:: 0.1.0
+        """
+        from .executors import Executors
+
+        wrapped = Executors.with_flat_map(
+            self._executor, fn, error_fn, logger, name=name
+        )
+        return BoundCallable(wrapped, self._fn)
+
+    def with_throttle(
+        self,
+        count: ThrottleCount,
+        block: bool = False,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> BoundCallable[P, T]:
+        """Limit the calls under way at once: see
+        :meth:`Executors.with_throttle <fluent_executors.Executors.with_throttle>`.
+
+        .. versionadded:: 0.1.0
+        """
+        from .executors import Executors
+
+        wrapped = Executors.with_throttle(
+            self._executor, count, block, logger, name=name
+        )
+        return BoundCallable(wrapped, self._fn)
+
+    def with_rate_limit(
+        self,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> BoundCallable[P, T]:
+        """Limit the calls per period: see
+        :meth:`Executors.with_rate_limit <fluent_executors.Executors.with_rate_limit>`.
+
+        .. versionadded:: 0.1.0
+        """
+        from .executors import Executors
+
+        wrapped = Executors.with_rate_limit(
+            self._executor, max_calls, period, logger, name=name
+        )
+        return BoundCallable(wrapped, self._fn)
+
+    def with_cancel_on_shutdown(
+        self, logger: logging.Logger | None = None, *, name: str | None = None
+    ) -> BoundCallable[P, T]:
+        """Cancel pending calls on shutdown: see
+        :meth:`Executors.with_cancel_on_shutdown
+        <fluent_executors.Executors.with_cancel_on_shutdown>`.
+
+        .. versionadded:: 0.1.0
+        """
+        from .executors import Executors
+
+        wrapped = Executors.with_cancel_on_shutdown(self._executor, logger, name=name)
+        return BoundCallable(wrapped, self._fn)
+
+    def with_poll(
+        self,
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+    ) -> BoundCallable[P, Any]:
+        """Resolve the futures through a poll function: see
+        :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
+
+        .. versionadded:: 0.1.0
+        """
+        from .executors import Executors
+
+        wrapped = Executors.with_poll(
+            self._executor, poll_fn, cancel_fn, default_interval, logger
+        )
+        return BoundCallable(wrapped, self._fn)
+
+    def with_retry(
+        self,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> BoundCallable[P, T]:
+        """Retry failed calls: see
+        :meth:`Executors.with_retry <fluent_executors.Executors.with_retry>`.
+
+        .. versionadded:: 0.1.0
+        """
+        from .executors import Executors
+
+        wrapped = Executors.with_retry(
+            self._executor, retry_policy, logger, name=name, **kwargs
+        )
+        return BoundCallable(wrapped, self._fn)
+
+    def with_timeout(
+        self,
+        timeout: float,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> BoundCallable[P, T]:
+        """Cancel calls not done in time: see
+        :meth:`Executors.with_timeout <fluent_executors.Executors.with_timeout>`.
+
+        .. versionadded:: 0.1.0
+        """
+        from .executors import Executors
+
+        wrapped = Executors.with_timeout(self._executor, timeout, logger, name=name)
+        return BoundCallable(wrapped, self._fn)

@@ -1,0 +1,498 @@
+"""RetryExecutor: resubmit a callable to the delegate while its retry policy says so."""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
+from typing import Any, TypeVar
+
+from typing_extensions import ParamSpec
+
+from ._future import ProxyFuture
+from ._scheduler import TimerHandle, call_later, check_non_negative
+from ._wrapper import WrapperExecutor, check_callable, shutdown_delegate
+
+__all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class RetryPolicy:
+    """Decides whether a finished attempt is retried, and after how long.
+
+    This base class never retries. Subclass it and override :meth:`should_retry`
+    and :meth:`sleep_time` (the more-executors interface), or :meth:`next_delay` for
+    a decision that also depends on the time spent so far.
+    :class:`ExceptionRetryPolicy` is the ready-made one.
+
+    A policy may be shared by many executors and futures; its methods are called
+    from the threads that finish attempts, possibly at the same time, so they must
+    be thread-safe and quick. If one raises, the future fails with that exception.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        """Decide whether to try again.
+
+        Args:
+            attempt: how many times the callable has been attempted so far, counting
+                from 1: ``1`` after the first attempt.
+            future: the delegate's future of the latest attempt; done, not cancelled.
+
+        Returns:
+            ``True`` to retry; ``False`` to resolve the executor's future like
+            ``future``.
+        """
+        return False
+
+    def sleep_time(self, attempt: int, future: Future[Any]) -> float:
+        """Return the delay in seconds before the next attempt.
+
+        Called only when :meth:`should_retry` returned ``True``, with the same
+        arguments.
+        """
+        return 0.0
+
+    def next_delay(
+        self, attempt: int, future: Future[Any], elapsed: float
+    ) -> float | None:
+        """Return the delay before the next attempt, or ``None`` not to retry.
+
+        This is what :class:`RetryExecutor` calls after each attempt. By default it
+        returns ``sleep_time(attempt, future)`` if ``should_retry(attempt, future)``,
+        else ``None``.
+
+        Args:
+            attempt: how many times the callable has been attempted, counting from 1.
+            future: the delegate's future of the latest attempt; done, not cancelled.
+            elapsed: seconds since the first attempt was submitted.
+
+        Returns:
+            A finite number of seconds >= 0, or ``None``.
+        """
+        if not self.should_retry(attempt, future):
+            return None
+        return self.sleep_time(attempt, future)
+
+
+class ExceptionRetryPolicy(RetryPolicy):
+    """Retries attempts that raise one of some exception types, with exponential
+    backoff.
+
+    An attempt is retried if it raised an instance of ``exception_base`` (or
+    returned a value for which ``retry_on_result`` is true), fewer than
+    ``max_attempts`` attempts have been made, and the next attempt would start
+    within ``max_duration`` seconds of the first one. The delay after attempt *n*
+    (``n = 1, 2, ...``) is::
+
+        min(sleep * exponent ** (n - 1), max_sleep)
+
+    so the defaults wait 1 s, then 2 s, then 4 s, ... up to 120 s. With ``jitter``
+    the delay is instead drawn uniformly between 0 and that value ("full jitter"),
+    which spreads out the retries of many clients that failed together.
+
+    When no retry is left, the executor's future resolves like the last attempt: it
+    fails with the last exception, or holds the last result.
+
+    Args:
+        max_attempts: the most attempts, the first one included; ``1`` never retries.
+        exponent: the factor by which the delay grows after each attempt.
+        sleep: the delay in seconds after the first attempt.
+        max_sleep: the longest delay in seconds.
+        exception_base: the exception type, or a tuple or list of types, to retry;
+            any other exception fails the future at once.
+        jitter: draw each delay uniformly from ``[0, delay]``.
+        max_duration: if not ``None``, the seconds after the first attempt's submit
+            beyond which no attempt is started. An attempt under way at that time
+            is not stopped: the future resolves with its outcome.
+        retry_on_result: if not ``None``, ``retry_on_result(result) -> bool`` is
+            called with the result of an attempt that succeeds; true retries it.
+        before_sleep: if not ``None``, called as ``before_sleep(attempt, future,
+            delay)`` before each wait for a retry (for example to log it), with
+            the attempt number, the attempt's future and the delay in seconds.
+
+    Raises:
+        TypeError: an argument has the wrong type: ``max_attempts`` is not an
+            ``int``; a number is not a real number; ``exception_base`` is not an
+            exception type or a tuple or list of them; a hook is not callable.
+        ValueError: ``max_attempts`` is below 1; a number is negative or NaN;
+            ``sleep`` or ``exponent`` is infinite.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        max_attempts: int = 3,
+        exponent: float = 2.0,
+        sleep: float = 1.0,
+        max_sleep: float = 120.0,
+        exception_base: type[BaseException] | Sequence[type[BaseException]] = Exception,
+        *,
+        jitter: bool = False,
+        max_duration: float | None = None,
+        retry_on_result: Callable[[Any], object] | None = None,
+        before_sleep: Callable[[int, Future[Any], float], object] | None = None,
+    ) -> None:
+        if not isinstance(max_attempts, int) or isinstance(max_attempts, bool):
+            raise TypeError(
+                f"max_attempts must be an int, got {type(max_attempts).__name__}"
+            )
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
+        self._max_attempts = max_attempts
+        self._exponent = check_non_negative("exponent", exponent, finite=True)
+        self._sleep = check_non_negative("sleep", sleep, finite=True)
+        self._max_sleep = check_non_negative("max_sleep", max_sleep)
+        self._exception_base = _exception_types(exception_base)
+        self._jitter = bool(jitter)
+        self._max_duration = (
+            None
+            if max_duration is None
+            else check_non_negative("max_duration", max_duration)
+        )
+        if retry_on_result is not None:
+            check_callable("retry_on_result", retry_on_result)
+        if before_sleep is not None:
+            check_callable("before_sleep", before_sleep)
+        self._retry_on_result = retry_on_result
+        self._before_sleep = before_sleep
+
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        """Return ``True`` if the attempt's outcome calls for a retry and fewer than
+        ``max_attempts`` attempts have been made."""
+        if attempt >= self._max_attempts:
+            return False
+        exception = future.exception()
+        if exception is not None:
+            return isinstance(exception, self._exception_base)
+        return self._retry_on_result is not None and bool(
+            self._retry_on_result(future.result())
+        )
+
+    def sleep_time(self, attempt: int, future: Future[Any]) -> float:
+        """Return the backoff delay after attempt ``attempt`` (see the class)."""
+        try:
+            delay = min(self._sleep * self._exponent ** (attempt - 1), self._max_sleep)
+        except OverflowError:  # a huge attempt count: the cap applies, unless sleep=0
+            delay = self._max_sleep if self._sleep else 0.0
+        return random.uniform(0.0, delay) if self._jitter else delay
+
+    def next_delay(
+        self, attempt: int, future: Future[Any], elapsed: float
+    ) -> float | None:
+        """Like :meth:`RetryPolicy.next_delay`, within ``max_duration``, and
+        calling ``before_sleep`` when it retries."""
+        delay = super().next_delay(attempt, future, elapsed)
+        if delay is None:
+            return None
+        if self._max_duration is not None and elapsed + delay > self._max_duration:
+            return None
+        if self._before_sleep is not None:
+            self._before_sleep(attempt, future, delay)
+        return delay
+
+    def __repr__(self) -> str:
+        return (
+            f"ExceptionRetryPolicy(max_attempts={self._max_attempts}, "
+            f"exponent={self._exponent}, sleep={self._sleep}, "
+            f"max_sleep={self._max_sleep}, exception_base={self._exception_base}, "
+            f"jitter={self._jitter}, max_duration={self._max_duration})"
+        )
+
+
+def _exception_types(exception_base: object) -> tuple[type[BaseException], ...]:
+    candidates = (
+        exception_base
+        if isinstance(exception_base, (tuple, list))
+        else [exception_base]
+    )
+    types: list[type[BaseException]] = []
+    for candidate in candidates:
+        if not (isinstance(candidate, type) and issubclass(candidate, BaseException)):
+            raise TypeError(
+                "exception_base must be an exception type or a tuple or list of "
+                f"them, got {exception_base!r}"
+            )
+        types.append(candidate)
+    return tuple(types)
+
+
+class _RetryFuture(ProxyFuture[T]):
+    """Follows one attempt's future at a time; between attempts it waits on the
+    shared scheduler, holding no thread."""
+
+    def __init__(
+        self,
+        executor: RetryExecutor,
+        policy: RetryPolicy,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        super().__init__()
+        self._executor = executor
+        self._policy = policy
+        self._call = (fn, args, kwargs)
+        self._attempts = 0
+        self._started = time.monotonic()
+        self._timer: TimerHandle | None = None  # set while waiting for a retry
+        self._stopped = False  # cancel() was called: no more attempts
+
+    def _submit_attempt(self) -> None:
+        """Submit the callable to the delegate once more.
+
+        Raises:
+            Exception: whatever the delegate's ``submit`` raises.
+        """
+        fn, args, kwargs = self._call
+        upstream = self._executor._delegate.submit(fn, *args, **kwargs)
+        self._attempts += 1
+        self._follow(upstream)
+        if self.cancelled():  # cancel() won the race with this submit
+            upstream.cancel()
+
+    def _retry(self) -> None:
+        """Start the next attempt; runs in the scheduler thread."""
+        with self._condition:
+            if self.done() or self._stopped:
+                return
+            self._timer = None
+        try:
+            self._submit_attempt()
+        except BaseException as error:
+            self._executor._log.warning(
+                "retry executor %r could not submit attempt %d; failing the future",
+                self._executor._name,
+                self._attempts + 1,
+                exc_info=True,
+            )
+            self._try_set_exception(error)
+
+    def _on_upstream_done(self, upstream: Future[Any]) -> None:
+        if upstream.cancelled() or self._stopped:
+            self._try_copy(upstream)
+            return
+        elapsed = time.monotonic() - self._started
+        try:
+            delay = self._policy.next_delay(self._attempts, upstream, elapsed)
+            if delay is not None:
+                delay = check_non_negative("the retry delay", delay, finite=True)
+        except BaseException as error:  # a future left pending would hang its waiters
+            self._executor._log.exception(
+                "retry policy %r of retry executor %r raised; failing the future",
+                self._policy,
+                self._executor._name,
+            )
+            self._try_set_exception(error)
+            return
+        if delay is None:
+            self._try_copy(upstream)
+            return
+        self._executor._log.debug(
+            "retry executor %r: attempt %d in %.3f s",
+            self._executor._name,
+            self._attempts + 1,
+            delay,
+        )
+        with self._condition:
+            stopped = self._stopped
+            if not stopped and not self.done():
+                self._timer = call_later(delay, self._retry)
+        if stopped:
+            self._try_copy(upstream)
+
+    def _cancel_hook(self) -> bool:
+        with self._condition:
+            self._stopped = True
+            timer, upstream = self._timer, self._upstream
+        if timer is not None:
+            timer.cancel()
+        # Between attempts there is nothing to stop; during one, the delegate decides.
+        return upstream is None or upstream.done() or upstream.cancel()
+
+
+class RetryExecutor(WrapperExecutor):
+    """An executor that retries failed callables, as its retry policy decides.
+
+    Each callable is submitted to the *delegate* executor; when the attempt is done,
+    the policy (:meth:`RetryPolicy.next_delay`) decides whether to submit it again
+    and after how long. The executor's future resolves only with the last attempt:
+    its result or its exception, unchanged.
+
+    - The first attempt is submitted from :meth:`submit` itself; an exception from
+      the delegate's ``submit`` propagates to the caller. Later attempts are
+      submitted from the shared scheduler thread, ``fluent-executors-scheduler``,
+      which also waits out the delays: no thread is held per waiting future. A
+      delegate whose ``submit`` fails on a later attempt fails the future with that
+      error. (A delegate that runs callables inside ``submit``, like
+      :class:`~fluent_executors.SyncExecutor`, runs the retries in that thread and
+      delays other timers meanwhile: prefer a pool for slow work.)
+    - :meth:`~concurrent.futures.Future.cancel` stops any further attempt, whether
+      or not it succeeds. Between attempts it always succeeds; during an attempt
+      it succeeds if the delegate's future can be cancelled.
+    - An attempt cancelled on the delegate (by a timeout executor inside this one,
+      say) cancels the future: a cancellation is not a failure to retry.
+    - A policy that raises, or returns a delay that is not a finite number >= 0,
+      fails the future with that error, logged with its traceback.
+
+    Args:
+        delegate: the executor that runs the attempts.
+        retry_policy: the policy of :meth:`submit`; default an
+            :class:`ExceptionRetryPolicy` built from ``kwargs``.
+        logger: where to log; default ``logging.getLogger("fluent_executors.retry")``.
+        name: the executor's name, used in log messages.
+        kwargs: the arguments of :class:`ExceptionRetryPolicy`, when
+            ``retry_policy`` is ``None``.
+
+    Raises:
+        TypeError: ``delegate`` has no ``submit`` method; ``retry_policy`` is not a
+            :class:`RetryPolicy`; ``kwargs`` are given with ``retry_policy``, or one
+            of them is not an :class:`ExceptionRetryPolicy` argument or has the
+            wrong type; ``name`` is not a ``str``.
+        ValueError: a policy argument is out of range.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        delegate: Executor,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(delegate, logger=logger, name=name)
+        if retry_policy is None:
+            retry_policy = ExceptionRetryPolicy(**kwargs)
+        elif kwargs:
+            raise TypeError(
+                "policy arguments cannot be given with retry_policy, got "
+                + ", ".join(sorted(kwargs))
+            )
+        _check_policy(retry_policy)
+        self._policy = retry_policy
+        self._log = logger or logging.getLogger(__name__)
+        self._outstanding: dict[Future[Any], None] = {}  # submitted, not yet done
+        self._idle = threading.Condition(self._shutdown_lock)
+        self._deferred_shutdown: bool | None = None  # cancel_futures, once idle
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """The policy of :meth:`submit` (:class:`RetryPolicy`)."""
+        return self._policy
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        """Submit ``fn(*args, **kwargs)``, retried as :attr:`retry_policy` decides.
+
+        Returns:
+            A ``Future[T]`` resolved like the last attempt.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            RuntimeError: the executor has been shut down.
+            Exception: whatever the delegate's ``submit`` raises for the first
+                attempt.
+        """
+        return self.submit_retry(self._policy, fn, *args, **kwargs)
+
+    def submit_retry(
+        self,
+        retry_policy: RetryPolicy,
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> Future[T]:
+        """Submit ``fn(*args, **kwargs)``, retried as ``retry_policy`` decides.
+
+        Args:
+            retry_policy: the policy for this call only.
+            fn: the callable.
+            args: its positional arguments.
+            kwargs: its keyword arguments.
+
+        Returns:
+            A ``Future[T]`` resolved like the last attempt.
+
+        Raises:
+            TypeError: ``retry_policy`` is not a :class:`RetryPolicy`; ``fn`` is
+                not callable.
+            RuntimeError: the executor has been shut down.
+            Exception: whatever the delegate's ``submit`` raises for the first
+                attempt.
+
+        .. versionadded:: 0.1.0
+        """
+        _check_policy(retry_policy)
+        check_callable("fn", fn)
+        future = _RetryFuture(self, retry_policy, fn, args, kwargs)
+        with self._shutdown_lock:
+            self._check_open()
+            self._outstanding[future] = None
+        try:
+            future._submit_attempt()
+        except BaseException:
+            self._forget(future)
+            raise
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future[Any]) -> None:
+        """Drop a done future from the bookkeeping; the last one after a shutdown
+        without ``wait`` shuts down the delegate."""
+        with self._idle:
+            self._outstanding.pop(future, None)
+            if self._outstanding or not self._is_shutdown:
+                return
+            self._idle.notify_all()
+            cancel_futures, self._deferred_shutdown = self._deferred_shutdown, None
+        if cancel_futures is not None:
+            shutdown_delegate(self._delegate, False, cancel_futures)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop accepting work; shut down the delegate once every future is done.
+
+        Futures already submitted keep being retried as their policy decides, so
+        the delegate is shut down only once they are all done.
+
+        Args:
+            wait: if ``True``, return once every future is done and the delegate is
+                shut down (with ``wait=True``); if ``False``, return at once and let
+                the last future to finish shut down the delegate.
+            cancel_futures: if ``True``, first cancel every future not done: those
+                waiting for a retry are cancelled, those running on the delegate
+                make no further attempt.
+
+        Calling it more than once is harmless. New submits raise ``RuntimeError``.
+        """
+        with self._idle:
+            self._is_shutdown = True
+            outstanding = list(self._outstanding) if cancel_futures else []
+        for future in outstanding:
+            future.cancel()
+        with self._idle:
+            if wait:
+                self._idle.wait_for(lambda: not self._outstanding)
+            elif self._outstanding:
+                self._deferred_shutdown = cancel_futures or bool(
+                    self._deferred_shutdown
+                )
+                return
+        shutdown_delegate(self._delegate, wait, cancel_futures)
+
+
+def _check_policy(policy: object) -> None:
+    if not isinstance(policy, RetryPolicy):
+        raise TypeError(
+            f"retry_policy must be a RetryPolicy, got {type(policy).__name__}"
+        )

@@ -1,0 +1,149 @@
+"""ThrottleExecutor: at most ``count`` futures of the delegate under way at once."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any
+
+from ._queueing import QueueingExecutor
+
+__all__ = ["ThrottleCount", "ThrottleExecutor"]
+
+ThrottleCount = int | Callable[[], int | None]
+"""The ``count`` of a :class:`ThrottleExecutor`: a positive ``int``, or a callable
+returning one (or ``None`` for no limit), read before each dispatch."""
+
+_logger = logging.getLogger(__name__)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+class ThrottleExecutor(QueueingExecutor["int | None", bool]):
+    """An executor that limits how many futures of its delegate are under way at once.
+
+    A callable submitted while ``count`` futures that this executor passed to the
+    delegate are not yet done waits in a queue; the queue is served in submit
+    order, each time one of those futures is done. No thread is involved: the
+    callable is passed on to the delegate by the thread that frees the slot (the one
+    that completes the delegate's future) or by ``submit`` itself.
+
+    Dynamic throttling: ``count`` may be a callable, read before each callable is
+    passed on, so the limit follows it (an increase takes effect at the next
+    submit or completion). It may return ``None`` for no limit. If it raises, or
+    returns something other than a positive ``int`` or ``None``, a warning is
+    logged (once, until it returns a good value again) and the last good value is
+    used; until the first good value, that is 1.
+
+    With ``block=True``, ``submit`` returns only once its callable has been passed
+    on to the delegate (or its future cancelled), so that a fast producer is held
+    back instead of filling the queue without bound. (A ``submit`` from a done
+    callback that this executor runs does not block, since that could stop the
+    queue for good.)
+
+    Cancelling a queued future removes it from the queue at once (in O(1)) and
+    returns ``True``; cancelling one passed on cancels the delegate's future. If
+    the delegate's ``submit`` raises when a callable is passed on, that callable's
+    future fails with the exception and a warning is logged.
+
+    Args:
+        delegate: the executor that runs the submitted callables.
+        count: the most futures of the delegate under way at once: an ``int`` of
+            at least 1, or a callable returning one or ``None``, called without
+            arguments from any thread that submits or completes a future.
+        logger: where to log; default
+            ``logging.getLogger("fluent_executors.throttle")``.
+        name: the executor's name, used in log messages.
+        block: if ``True``, ``submit`` waits until its callable has been passed on
+            to the delegate.
+
+    Raises:
+        TypeError: ``delegate`` has no ``submit`` method; ``count`` is neither an
+            ``int`` nor callable; ``block`` is not a ``bool``; ``name`` is not a
+            ``str``.
+        ValueError: ``count`` is an ``int`` less than 1.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        delegate: Executor,
+        count: ThrottleCount,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+        block: bool = False,
+    ) -> None:
+        super().__init__(
+            delegate, block=block, logger=logger, name=name, default_logger=_logger
+        )
+        if isinstance(count, bool) or not (isinstance(count, int) or callable(count)):
+            raise TypeError(
+                "count must be an int or a callable returning one, "
+                f"got {type(count).__name__}"
+            )
+        if isinstance(count, int) and count < 1:
+            raise ValueError(f"count must be at least 1, got {count}")
+        self._count = count
+        self._last_good: int | None = count if isinstance(count, int) else 1
+        self._warned = False  # about the count callable, since its last good value
+        self._running = 0  # futures passed to the delegate and not yet done
+
+    @property
+    def count(self) -> ThrottleCount:
+        """The limit given at construction (an ``int``, or the callable)."""
+        return self._count
+
+    @property
+    def block(self) -> bool:
+        """Whether ``submit`` waits until its callable is passed on (``bool``)."""
+        return self._block
+
+    def _prepare(self) -> int | None:
+        count = self._count
+        if isinstance(count, int):
+            return count
+        try:
+            value = count()
+        except BaseException:
+            self._warn_bad_count("raised", exc_info=True)
+        else:
+            if value is None or _is_count(value):
+                self._warned = False
+                self._last_good = value
+            else:
+                self._warn_bad_count(f"returned {value!r}, not a positive int or None")
+        return self._last_good
+
+    def _warn_bad_count(self, what: str, exc_info: bool = False) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        self._log.warning(
+            "count callable of throttle executor %r %s; keeping the limit at %s "
+            "(warned once until it returns a good value)",
+            self.name,
+            what,
+            self._last_good,
+            exc_info=exc_info,
+        )
+
+    def _admit(self, prepared: int | None) -> bool | None:
+        if prepared is not None and self._running >= prepared:
+            return None
+        self._running += 1
+        return True
+
+    def _dispatched(self, token: bool, upstream: Future[Any] | None) -> None:
+        if upstream is None:
+            self._release(None)
+        else:
+            upstream.add_done_callback(self._release)
+
+    def _release(self, _: Future[Any] | None) -> None:
+        with self._cond:
+            self._running -= 1
+        self._pump()

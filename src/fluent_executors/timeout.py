@@ -1,0 +1,143 @@
+"""TimeoutExecutor: cancel the futures that are not done in time."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import TypeVar
+
+from typing_extensions import ParamSpec
+
+from ._future import ProxyFuture
+from ._scheduler import call_later, check_non_negative
+from ._wrapper import WrapperExecutor, check_callable
+
+__all__ = ["TimeoutExecutor"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class _TimeoutFuture(ProxyFuture[T]):
+    """Follows the delegate's future; tries to cancel itself when its time is up."""
+
+    def __init__(self, executor: TimeoutExecutor, timeout: float) -> None:
+        super().__init__()
+        self._executor = executor
+        self._timeout = timeout
+
+    def _expire(self) -> None:
+        """Runs in the scheduler thread once the timeout has passed."""
+        cancelled = self.cancel()
+        self._executor._log.debug(
+            "timeout executor %r: future not done after %s s; %s",
+            self._executor._name,
+            self._timeout,
+            "cancelled" if cancelled else "cancel refused, left to finish",
+        )
+
+
+class TimeoutExecutor(WrapperExecutor):
+    """An executor whose futures are cancelled if not done within a timeout.
+
+    Each callable is submitted to the *delegate* executor at once. If the future
+    is not done ``timeout`` seconds after :meth:`submit`, one attempt is made to
+    :meth:`~concurrent.futures.Future.cancel` it, which cancels the delegate's
+    future: that works while the callable is still queued (or, for a
+    :class:`~fluent_executors.PollExecutor` delegate, through its cancel function).
+    If the delegate refuses, the future is left to finish as it would have.
+
+    The timeouts of every executor share one scheduler thread,
+    ``fluent-executors-scheduler``, which keeps a heap of deadlines: there is no
+    thread per executor or per future, and a future that is done in time costs one
+    heap entry, dropped at once. The cancel happens in that thread (about a
+    millisecond late), and so do the done callbacks of the future it cancels: keep
+    them short.
+
+    Args:
+        delegate: the executor that runs the submitted callables.
+        timeout: seconds from submit after which a future not done is cancelled;
+            ``math.inf`` never cancels.
+        logger: where to log; default
+            ``logging.getLogger("fluent_executors.timeout")``.
+        name: the executor's name, used in log messages.
+
+    Raises:
+        TypeError: ``delegate`` has no ``submit`` method; ``timeout`` is not a real
+            number; ``name`` is not a ``str``.
+        ValueError: ``timeout`` is negative or NaN.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        delegate: Executor,
+        timeout: float,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None:
+        super().__init__(delegate, logger=logger, name=name)
+        self._timeout = check_non_negative("timeout", timeout)
+        self._log = logger or logging.getLogger(__name__)
+
+    @property
+    def timeout(self) -> float:
+        """The timeout of :meth:`submit`, in seconds (``float``)."""
+        return self._timeout
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        """Submit ``fn(*args, **kwargs)`` to the delegate, with :attr:`timeout`.
+
+        Returns:
+            A ``Future[T]`` resolved like the delegate's future, or cancelled if it
+            is not done in time and can be cancelled.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            RuntimeError: the executor has been shut down.
+            Exception: whatever the delegate's ``submit`` raises.
+        """
+        return self._submit(self._timeout, fn, *args, **kwargs)
+
+    def submit_timeout(
+        self, timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        """Submit ``fn(*args, **kwargs)`` with a timeout of its own.
+
+        Args:
+            timeout: seconds from now after which the future, if not done, is
+                cancelled; ``math.inf`` never cancels.
+            fn: the callable.
+            args: its positional arguments.
+            kwargs: its keyword arguments.
+
+        Returns:
+            A ``Future[T]`` resolved like the delegate's future, or cancelled if it
+            is not done in time and can be cancelled.
+
+        Raises:
+            TypeError: ``timeout`` is not a real number; ``fn`` is not callable.
+            ValueError: ``timeout`` is negative or NaN.
+            RuntimeError: the executor has been shut down.
+            Exception: whatever the delegate's ``submit`` raises.
+
+        .. versionadded:: 0.1.0
+        """
+        return self._submit(check_non_negative("timeout", timeout), fn, *args, **kwargs)
+
+    def _submit(
+        self, timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        check_callable("fn", fn)
+        self._check_open()
+        future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
+        future._follow(self._delegate.submit(fn, *args, **kwargs))
+        if timeout < math.inf and not future.done():
+            timer = call_later(timeout, future._expire)
+            future.add_done_callback(lambda _: timer.cancel())
+        return future

@@ -1,0 +1,200 @@
+"""The remote-task demo (docs/examples/publish.py and task_service.py), end to end
+over HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import requests
+
+from fluent_executors import Executors
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+
+# Tasks short enough for a run of 200 to take a second or two.
+QUICK_TASKS = ["--min-duration", "0.1", "--max-duration", "0.5", "--interval", "0.2"]
+
+
+@pytest.fixture(scope="module")
+def examples() -> Iterator[None]:
+    """Make the examples importable, as they are when run as scripts."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(EXAMPLES))
+        yield
+
+
+@pytest.fixture(scope="module")
+def publish(examples: None) -> ModuleType:
+    return importlib.import_module("publish")
+
+
+@pytest.fixture(scope="module")
+def task_service(examples: None) -> ModuleType:
+    return importlib.import_module("task_service")
+
+
+@pytest.fixture(scope="module")
+def summary(publish: ModuleType) -> Any:
+    """One run of the demo with 200 tasks, a fifth of them failing."""
+    return publish.run(
+        ["--tasks", "200", "--failure-rate", "0.2", "--seed", "7", *QUICK_TASKS]
+    )
+
+
+def test_demo_accounts_for_every_task(summary: Any) -> None:
+    assert summary.finished + summary.failed + summary.cancelled == 200
+    assert summary.cancelled == 0
+
+
+def test_demo_fails_the_futures_of_failed_tasks_with_task_failed(summary: Any) -> None:
+    assert summary.failed > 0
+    assert summary.failures == {"TaskFailed": summary.failed}
+
+
+def test_demo_publishes_each_object_once(summary: Any, task_service: Any) -> None:
+    assert summary.counted_by == "service"
+    assert summary.requests[task_service.PUBLISH] == 200
+
+
+def test_demo_polls_every_task_in_far_fewer_requests_than_tasks(
+    summary: Any, task_service: Any
+) -> None:
+    searches = summary.requests[task_service.SEARCH]
+    assert 0 < searches < 200 / 4
+    assert summary.requests[task_service.STATUS] == 0
+    assert summary.status_checks > 200  # each task was checked once or more
+
+
+def test_main_prints_the_summary_and_exits_0(
+    publish: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert publish.main(["--tasks", "20", *QUICK_TASKS]) == 0
+
+    output = capsys.readouterr().out
+    assert output.startswith("20 tasks in ")
+    assert "HTTP requests, counted by the service:" in output
+
+
+def test_cancel_after_cancels_the_remote_tasks_through_delete(
+    publish: ModuleType, task_service: Any
+) -> None:
+    summary = publish.run(
+        [
+            "--tasks",
+            "100",
+            "--cancel-after",
+            "0.5",
+            "--interval",
+            "0.1",
+            # Tasks that cannot end before they are cancelled.
+            "--min-duration",
+            "60",
+            "--max-duration",
+            "60",
+        ]
+    )
+
+    assert summary.cancelled == 100
+    # Objects not yet published are cancelled on the thread pool; every task that
+    # was started is cancelled on the service, once.
+    published = summary.requests[task_service.PUBLISH]
+    assert published > 0
+    assert summary.requests[task_service.CANCEL] == published
+
+
+def test_a_failed_search_fails_the_futures_it_was_polling(
+    publish: ModuleType, task_service: Any
+) -> None:
+    with task_service.TaskServer() as server, requests.Session() as session:
+        client = publish.TaskClient(f"{server.url}/no-such-service", session)
+        with Executors.sync().with_poll(client.poll_tasks, default_interval=0.05) as ex:
+            futures = [ex.submit(publish.PublishedTask, task_id=n) for n in range(5)]
+
+            errors = [future.exception(timeout=10) for future in futures]
+
+    for error in errors:
+        assert isinstance(error, requests.HTTPError)
+        assert error.response is not None
+        assert error.response.status_code == 404
+
+
+def test_service_cancels_a_task_under_way_once(task_service: Any) -> None:
+    service = task_service.TaskService(min_duration=60, max_duration=60)
+    with task_service.TaskServer(service) as server, requests.Session() as session:
+        task_id = session.post(f"{server.url}/object/a/publish", timeout=10).json()[
+            "task_id"
+        ]
+
+        first = session.delete(f"{server.url}/tasks/{task_id}", timeout=10)
+        second = session.delete(f"{server.url}/tasks/{task_id}", timeout=10)
+        state = session.get(f"{server.url}/tasks/{task_id}", timeout=10).json()
+
+    assert first.status_code == 200
+    assert second.status_code == 409
+    assert state == {"task_id": task_id, "state": "cancelled"}
+
+
+def test_service_refuses_to_cancel_an_ended_or_unknown_task(task_service: Any) -> None:
+    service = task_service.TaskService(min_duration=0, max_duration=0, failure_rate=0)
+    with task_service.TaskServer(service) as server, requests.Session() as session:
+        task_id = session.post(f"{server.url}/object/a/publish", timeout=10).json()[
+            "task_id"
+        ]
+
+        ended = session.delete(f"{server.url}/tasks/{task_id}", timeout=10)
+        unknown = session.delete(f"{server.url}/tasks/{task_id + 1}", timeout=10)
+
+    assert ended.status_code == 409
+    assert unknown.status_code == 404
+
+
+def test_service_search_reports_errors_and_leaves_out_unknown_tasks(
+    task_service: Any,
+) -> None:
+    service = task_service.TaskService(min_duration=0, max_duration=0, failure_rate=1)
+    with task_service.TaskServer(service) as server, requests.Session() as session:
+        task_id = session.post(f"{server.url}/object/a/publish", timeout=10).json()[
+            "task_id"
+        ]
+
+        found = session.post(
+            f"{server.url}/tasks/search",
+            json={"task_id": [task_id, task_id + 1]},
+            timeout=10,
+        ).json()
+
+    assert found == [
+        {"task_id": task_id, "state": "error", "error": "could not publish object 'a'"}
+    ]
+
+
+def test_service_counts_requests_per_endpoint(task_service: Any) -> None:
+    with task_service.TaskServer() as server, requests.Session() as session:
+        session.post(f"{server.url}/object/a/publish", timeout=10)
+        session.post(f"{server.url}/object/b/publish", timeout=10)
+        session.get(f"{server.url}/tasks/1", timeout=10)
+        session.get(f"{server.url}/no/such/endpoint", timeout=10)
+
+        counts = server.service.request_counts()
+
+    assert counts == {
+        task_service.PUBLISH: 2,
+        task_service.STATUS: 1,
+        task_service.CANCEL: 0,
+        task_service.SEARCH: 0,
+    }
+
+
+def test_server_leaves_no_thread_behind(task_service: Any) -> None:
+    before = set(threading.enumerate())
+    with task_service.TaskServer() as server, requests.Session() as session:
+        for object_id in range(5):
+            session.post(f"{server.url}/object/{object_id}/publish", timeout=10)
+
+    assert set(threading.enumerate()) <= before

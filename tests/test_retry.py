@@ -1,0 +1,649 @@
+"""RetryExecutor and the retry policies."""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import threading
+from collections.abc import Iterator
+from concurrent.futures import CancelledError, Future, wait
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fluent_executors import (
+    ExceptionRetryPolicy,
+    Executors,
+    RetryExecutor,
+    RetryPolicy,
+    SyncExecutor,
+    ThreadPoolExecutor,
+)
+from fluent_executors._scheduler import THREAD_NAME
+
+
+class Flaky:
+    """A callable that raises ``error`` for its first ``failures`` calls."""
+
+    def __init__(
+        self, failures: int, error: type[BaseException] = ValueError, result: Any = "ok"
+    ) -> None:
+        self.failures = failures
+        self.error = error
+        self.result = result
+        self.calls = 0
+        self.raised: list[BaseException] = []
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Any:
+        with self._lock:
+            self.calls += 1
+            if self.calls > self.failures:
+                return self.result
+            error = self.error(f"failure {self.calls}")
+            self.raised.append(error)
+        raise error
+
+
+class RecordingPolicy(RetryPolicy):
+    """Retries up to ``retries`` times, recording what it is asked."""
+
+    def __init__(self, retries: int) -> None:
+        self.retries = retries
+        self.seen: list[tuple[int, bool, str]] = []
+
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        self.seen.append((attempt, future.done(), repr(future.exception())))
+        return attempt <= self.retries
+
+    def sleep_time(self, attempt: int, future: Future[Any]) -> float:
+        return 0.001
+
+
+@pytest.fixture
+def pool() -> Iterator[ThreadPoolExecutor]:
+    executor = Executors.thread_pool(max_workers=2)
+    yield executor
+    executor.shutdown(wait=True)
+
+
+def test_a_result_arrives_after_one_attempt(pool: ThreadPoolExecutor) -> None:
+    flaky = Flaky(failures=0)
+
+    future = RetryExecutor(pool, sleep=0.001).submit(flaky)
+
+    assert future.result(timeout=5) == "ok"
+    assert flaky.calls == 1
+
+
+def test_a_failing_callable_is_retried_until_it_succeeds(
+    pool: ThreadPoolExecutor,
+) -> None:
+    flaky = Flaky(failures=2)
+
+    future = RetryExecutor(pool, sleep=0.001).submit(flaky)
+
+    assert future.result(timeout=5) == "ok"
+    assert flaky.calls == 3
+
+
+def test_after_max_attempts_the_last_exception_arrives_unchanged(
+    pool: ThreadPoolExecutor,
+) -> None:
+    flaky = Flaky(failures=10)
+
+    future = RetryExecutor(pool, max_attempts=4, sleep=0.001).submit(flaky)
+
+    assert future.exception(timeout=5) is flaky.raised[-1]
+    assert flaky.calls == 4
+
+
+def test_an_exception_outside_exception_base_is_not_retried(
+    pool: ThreadPoolExecutor,
+) -> None:
+    flaky = Flaky(failures=10, error=KeyError)
+
+    future = RetryExecutor(pool, exception_base=ValueError, sleep=0.001).submit(flaky)
+
+    assert future.exception(timeout=5) is flaky.raised[0]
+    assert flaky.calls == 1
+
+
+@pytest.mark.parametrize("bases", [(KeyError, ValueError), [KeyError, ValueError]])
+def test_exception_base_may_be_a_tuple_or_a_list(
+    pool: ThreadPoolExecutor, bases: Any
+) -> None:
+    flaky = Flaky(failures=2)
+
+    future = RetryExecutor(pool, exception_base=bases, sleep=0.001).submit(flaky)
+
+    assert future.result(timeout=5) == "ok"
+
+
+def test_the_policy_sees_attempts_counted_from_one_and_done_futures() -> None:
+    policy = RecordingPolicy(retries=2)
+    flaky = Flaky(failures=10)
+
+    future = RetryExecutor(SyncExecutor(), policy).submit(flaky)
+
+    assert future.exception(timeout=5) is flaky.raised[2]
+    assert policy.seen == [(n, True, repr(flaky.raised[n - 1])) for n in (1, 2, 3)]
+
+
+def test_the_base_policy_never_retries() -> None:
+    flaky = Flaky(failures=1)
+
+    future = RetryExecutor(SyncExecutor(), RetryPolicy()).submit(flaky)
+
+    assert future.exception(timeout=5) is flaky.raised[0]
+
+
+def test_submit_retry_uses_its_own_policy(pool: ThreadPoolExecutor) -> None:
+    executor = RetryExecutor(pool, max_attempts=1)
+    flaky = Flaky(failures=2)
+
+    future = executor.submit_retry(ExceptionRetryPolicy(sleep=0.001), flaky)
+
+    assert future.result(timeout=5) == "ok"
+
+
+def test_the_first_attempt_is_submitted_from_the_callers_thread() -> None:
+    threads: list[str] = []
+
+    def where() -> None:
+        threads.append(threading.current_thread().name)
+
+    RetryExecutor(SyncExecutor(), sleep=0.001).submit(where).result(timeout=5)
+
+    assert threads == [threading.current_thread().name]
+
+
+def test_retries_are_submitted_from_the_scheduler_thread() -> None:
+    threads: list[str] = []
+
+    def fail_once() -> None:
+        threads.append(threading.current_thread().name)
+        if len(threads) == 1:
+            raise ValueError("first")
+
+    RetryExecutor(SyncExecutor(), sleep=0.001).submit(fail_once).result(timeout=5)
+
+    assert threads == [threading.current_thread().name, THREAD_NAME]
+
+
+def test_futures_waiting_for_a_retry_hold_no_thread(pool: ThreadPoolExecutor) -> None:
+    waiting = threading.Semaphore(0)
+    executor = RetryExecutor(
+        pool, sleep=60.0, before_sleep=lambda *_: waiting.release()
+    )
+    before = threading.active_count()
+
+    futures = [executor.submit(Flaky(failures=1)) for _ in range(50)]
+
+    for _ in futures:
+        assert waiting.acquire(timeout=5)
+    # the pool's two workers and the scheduler thread, not one thread per future
+    assert threading.active_count() <= before + 3
+    for future in futures:
+        assert future.cancel()
+
+
+# -- the backoff ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("attempt", "expected"),
+    [(1, 0.5), (2, 1.5), (3, 4.5), (4, 10.0), (50, 10.0), (10**6, 10.0)],
+)
+def test_sleep_time_is_sleep_times_exponent_to_the_attempts_before_capped(
+    attempt: int, expected: float
+) -> None:
+    policy = ExceptionRetryPolicy(exponent=3.0, sleep=0.5, max_sleep=10.0)
+
+    assert policy.sleep_time(attempt, Future()) == pytest.approx(expected)
+
+
+def test_sleep_time_stays_zero_with_a_zero_sleep_however_many_attempts() -> None:
+    policy = ExceptionRetryPolicy(sleep=0.0)
+
+    assert policy.sleep_time(10**6, Future()) == 0.0
+
+
+@given(
+    attempt=st.integers(min_value=1, max_value=200),
+    sleep=st.floats(min_value=0, max_value=100),
+    exponent=st.floats(min_value=0, max_value=10),
+)
+def test_full_jitter_draws_between_zero_and_the_backoff(
+    attempt: int, sleep: float, exponent: float
+) -> None:
+    plain = ExceptionRetryPolicy(exponent=exponent, sleep=sleep)
+    jittered = ExceptionRetryPolicy(exponent=exponent, sleep=sleep, jitter=True)
+
+    assert (
+        0.0
+        <= jittered.sleep_time(attempt, Future())
+        <= plain.sleep_time(attempt, Future())
+    )
+
+
+def test_jitter_is_off_by_default() -> None:
+    policy = ExceptionRetryPolicy()
+
+    assert {policy.sleep_time(2, Future()) for _ in range(20)} == {2.0}
+
+
+# -- the newer policy options -----------------------------------------------------
+
+
+def test_max_duration_stops_retrying_when_the_next_attempt_would_start_too_late() -> (
+    None
+):
+    flaky = Flaky(failures=10)
+
+    future = RetryExecutor(
+        SyncExecutor(), max_attempts=100, sleep=0.05, max_duration=0.01
+    ).submit(flaky)
+
+    assert future.exception(timeout=5) is flaky.raised[0]
+    assert flaky.calls == 1
+
+
+def test_max_duration_lets_retries_within_it_happen() -> None:
+    flaky = Flaky(failures=2)
+
+    future = RetryExecutor(SyncExecutor(), sleep=0.001, max_duration=60.0).submit(flaky)
+
+    assert future.result(timeout=5) == "ok"
+
+
+def test_retry_on_result_retries_while_the_predicate_holds() -> None:
+    results = iter([None, None, 42])
+
+    future = RetryExecutor(
+        SyncExecutor(), retry_on_result=lambda r: r is None, sleep=0.001
+    ).submit(lambda: next(results))
+
+    assert future.result(timeout=5) == 42
+
+
+def test_retry_on_result_resolves_with_the_last_result_when_attempts_run_out() -> None:
+    calls = iter(range(10))
+
+    future = RetryExecutor(
+        SyncExecutor(), max_attempts=3, retry_on_result=lambda r: True, sleep=0.001
+    ).submit(lambda: next(calls))
+
+    assert future.result(timeout=5) == 2
+
+
+def test_before_sleep_is_called_with_attempt_future_and_delay() -> None:
+    seen: list[tuple[int, str, float]] = []
+    flaky = Flaky(failures=2)
+
+    future = RetryExecutor(
+        SyncExecutor(),
+        sleep=0.001,
+        exponent=2.0,
+        before_sleep=lambda n, f, d: seen.append((n, str(f.exception()), d)),
+    ).submit(flaky)
+
+    assert future.result(timeout=5) == "ok"
+    assert seen == [(1, "failure 1", 0.001), (2, "failure 2", 0.002)]
+
+
+# -- errors of policies and delegates ----------------------------------------------
+
+
+class BrokenPolicy(RetryPolicy):
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        raise RuntimeError("policy bug")
+
+
+def _broken_hook(attempt: int, future: Future[Any], delay: float) -> None:
+    raise RuntimeError("hook bug")
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [BrokenPolicy(), ExceptionRetryPolicy(sleep=0.001, before_sleep=_broken_hook)],
+    ids=["policy", "before_sleep"],
+)
+def test_a_policy_or_hook_that_raises_fails_the_future_and_is_logged(
+    policy: RetryPolicy, caplog: pytest.LogCaptureFixture
+) -> None:
+    future = RetryExecutor(SyncExecutor(), policy).submit(Flaky(failures=1))
+
+    error = future.exception(timeout=5)
+
+    assert isinstance(error, RuntimeError)
+    assert str(error) in {"policy bug", "hook bug"}
+    [record] = [r for r in caplog.records if r.name == "fluent_executors.retry"]
+    assert record.levelno == logging.ERROR
+    assert record.exc_info is not None
+
+
+class DelayPolicy(RetryPolicy):
+    def __init__(self, delay: object) -> None:
+        self.delay = delay
+
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        return True
+
+    def sleep_time(self, attempt: int, future: Future[Any]) -> Any:
+        return self.delay
+
+
+@pytest.mark.parametrize(
+    ("delay", "error"),
+    [
+        ("soon", TypeError),
+        (-1.0, ValueError),
+        (math.nan, ValueError),
+        (math.inf, ValueError),
+    ],
+)
+def test_a_policy_delay_that_is_not_a_finite_number_fails_the_future(
+    delay: object, error: type[Exception]
+) -> None:
+    future = RetryExecutor(SyncExecutor(), DelayPolicy(delay)).submit(Flaky(1))
+
+    assert isinstance(future.exception(timeout=5), error)
+
+
+def test_a_submit_error_on_the_first_attempt_propagates_to_the_caller() -> None:
+    delegate = SyncExecutor()
+    executor = RetryExecutor(delegate, sleep=0.001)
+    delegate.shutdown()
+
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        executor.submit(Flaky(failures=0))
+
+
+def test_a_submit_error_on_a_later_attempt_fails_the_future_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    delegate = SyncExecutor()
+    future = RetryExecutor(delegate, sleep=0.2).submit(Flaky(failures=1))
+    delegate.shutdown()  # before the retry, 0.2 s after the first attempt
+
+    error = future.exception(timeout=5)
+
+    assert isinstance(error, RuntimeError)
+    assert "after shutdown" in str(error)
+    assert any("could not submit attempt 2" in r.message for r in caplog.records)
+
+
+def test_a_done_callback_that_raises_breaks_nothing(pool: ThreadPoolExecutor) -> None:
+    called = threading.Event()
+    future = RetryExecutor(pool, sleep=0.001).submit(Flaky(failures=1))
+
+    future.add_done_callback(lambda f: 1 / 0)
+    future.add_done_callback(lambda f: called.set())
+
+    assert future.result(timeout=5) == "ok"
+    assert called.wait(timeout=5)
+
+
+# -- cancel -----------------------------------------------------------------------
+
+
+def test_cancel_while_waiting_for_a_retry_returns_true_and_stops_the_retries() -> None:
+    flaky = Flaky(failures=1)
+    future = RetryExecutor(SyncExecutor(), sleep=60.0).submit(flaky)
+
+    assert future.cancel() is True
+
+    assert future.cancelled()
+    assert flaky.calls == 1
+    with pytest.raises(CancelledError):
+        future.result(timeout=0)
+
+
+def test_cancel_of_an_attempt_queued_on_the_delegate_returns_true() -> None:
+    blocker = threading.Event()
+    with Executors.thread_pool(max_workers=1) as single:
+        single.submit(blocker.wait, 5)
+        future = RetryExecutor(single, sleep=0.001).submit(Flaky(failures=0))
+
+        assert future.cancel() is True
+        assert future.cancelled()
+        blocker.set()
+
+
+def test_cancel_of_a_running_attempt_is_refused_and_stops_further_retries(
+    pool: ThreadPoolExecutor,
+) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def fail_when_released() -> None:
+        started.set()
+        release.wait(5)
+        raise ValueError("attempt failed")
+
+    future = RetryExecutor(pool, sleep=0.001).submit(fail_when_released)
+    assert started.wait(timeout=5)
+
+    assert future.cancel() is False
+    release.set()
+
+    assert str(future.exception(timeout=5)) == "attempt failed"
+
+
+def test_an_attempt_cancelled_on_the_delegate_cancels_the_future() -> None:
+    blocker = threading.Event()
+    with Executors.thread_pool(max_workers=1) as single:
+        single.submit(blocker.wait, 5)
+        # the timeout cancels the queued attempt; the retry does not retry that
+        executor = single.with_timeout(0.01).with_retry(sleep=0.001)
+        future = executor.submit(Flaky(failures=0))
+
+        assert wait([future], timeout=5).done == {future}
+        assert future.cancelled()
+        blocker.set()
+
+
+def test_running_reports_an_attempt_under_way(pool: ThreadPoolExecutor) -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def work() -> str:
+        started.set()
+        release.wait(5)
+        return "done"
+
+    future = RetryExecutor(pool, sleep=0.001).submit(work)
+    assert started.wait(timeout=5)
+
+    assert future.running()
+    release.set()
+    assert future.result(timeout=5) == "done"
+    assert not future.running()
+
+
+def test_thousands_of_submits_with_random_cancels_all_end_without_state_errors(
+    pool: ThreadPoolExecutor, caplog: pytest.LogCaptureFixture
+) -> None:
+    rng = random.Random(1234)
+    executor = RetryExecutor(pool, max_attempts=3, sleep=0.0005)
+
+    futures = [executor.submit(Flaky(failures=rng.randrange(4))) for _ in range(2000)]
+    for future in rng.sample(futures, 700):
+        future.cancel()
+
+    assert not wait(futures, timeout=30).not_done
+    assert "InvalidStateError" not in caplog.text
+    assert all(f.cancelled() or f.exception() or f.result() == "ok" for f in futures)
+
+
+# -- construction -------------------------------------------------------------------
+
+
+def test_an_unknown_policy_keyword_is_a_type_error(pool: ThreadPoolExecutor) -> None:
+    with pytest.raises(TypeError, match="max_atempts"):
+        RetryExecutor(pool, max_atempts=3)
+
+
+def test_policy_keywords_with_a_retry_policy_are_a_type_error(
+    pool: ThreadPoolExecutor,
+) -> None:
+    with pytest.raises(TypeError, match="cannot be given with retry_policy"):
+        RetryExecutor(pool, RetryPolicy(), max_attempts=3)
+
+
+@pytest.mark.parametrize("policy", [object(), "3 attempts"])
+def test_a_retry_policy_that_is_not_a_policy_is_a_type_error(
+    pool: ThreadPoolExecutor, policy: object
+) -> None:
+    executor = RetryExecutor(pool)
+
+    with pytest.raises(TypeError, match="retry_policy must be a RetryPolicy"):
+        RetryExecutor(pool, policy)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="retry_policy must be a RetryPolicy"):
+        executor.submit_retry(policy, Flaky(0))  # type: ignore[arg-type]
+
+
+def test_submit_refuses_a_callable_that_is_not_callable(
+    pool: ThreadPoolExecutor,
+) -> None:
+    with pytest.raises(TypeError, match="fn must be callable"):
+        RetryExecutor(pool).submit(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"max_attempts": 0}, ValueError, "max_attempts must be >= 1"),
+        ({"max_attempts": 2.5}, TypeError, "max_attempts must be an int"),
+        ({"max_attempts": True}, TypeError, "max_attempts must be an int"),
+        ({"sleep": -1}, ValueError, "sleep must be >= 0"),
+        ({"sleep": math.inf}, ValueError, "sleep must be finite"),
+        ({"exponent": "2"}, TypeError, "exponent must be a real number"),
+        ({"max_sleep": math.nan}, ValueError, "max_sleep must be >= 0"),
+        ({"max_duration": -5}, ValueError, "max_duration must be >= 0"),
+        ({"exception_base": "ValueError"}, TypeError, "exception_base must be"),
+        ({"exception_base": [ValueError, 3]}, TypeError, "exception_base must be"),
+        ({"retry_on_result": 1}, TypeError, "retry_on_result must be callable"),
+        ({"before_sleep": "log"}, TypeError, "before_sleep must be callable"),
+    ],
+)
+def test_exception_retry_policy_names_a_bad_argument(
+    kwargs: dict[str, Any], error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        ExceptionRetryPolicy(**kwargs)
+
+
+def test_the_more_executors_defaults_hold() -> None:
+    policy = ExceptionRetryPolicy()
+
+    assert [policy.sleep_time(n, Future()) for n in (1, 2, 3)] == [1.0, 2.0, 4.0]
+    failed: Future[None] = Future()
+    failed.set_exception(ValueError())
+    assert policy.should_retry(2, failed)
+    assert not policy.should_retry(3, failed)
+
+
+# -- the facade and shutdown ---------------------------------------------------------
+
+
+def test_with_retry_builds_the_default_policy_and_passes_the_name_down() -> None:
+    with Executors.thread_pool(max_workers=1, name="jobs").with_retry(
+        max_attempts=5, sleep=0.001
+    ) as executor:
+        assert isinstance(executor, RetryExecutor)
+        assert executor.name == "jobs"
+        assert isinstance(executor.retry_policy, ExceptionRetryPolicy)
+        assert executor.submit(Flaky(failures=4)).result(timeout=5) == "ok"
+
+
+def test_with_retry_takes_a_name_of_its_own(pool: ThreadPoolExecutor) -> None:
+    assert pool.with_retry(name="retrying").name == "retrying"
+
+
+def test_executors_with_retry_takes_any_executor_and_a_policy() -> None:
+    policy = RecordingPolicy(retries=1)
+
+    executor = Executors.with_retry(SyncExecutor(name="sync"), policy)
+
+    assert executor.retry_policy is policy
+    assert executor.name == "sync"
+
+
+def test_submit_after_shutdown_raises_and_double_shutdown_is_harmless(
+    pool: ThreadPoolExecutor,
+) -> None:
+    executor = RetryExecutor(pool)
+
+    executor.shutdown()
+    executor.shutdown()
+
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        executor.submit(Flaky(0))
+
+
+def test_shutdown_propagates_to_the_innermost_executor() -> None:
+    inner = Executors.thread_pool(max_workers=1)
+    executor = inner.with_retry().with_retry()
+
+    executor.shutdown()
+
+    with pytest.raises(RuntimeError):
+        inner.submit(Flaky(0))
+
+
+def test_shutdown_with_wait_lets_pending_retries_finish_first() -> None:
+    inner = Executors.thread_pool(max_workers=1)
+    executor = RetryExecutor(inner, sleep=0.05)
+    future = executor.submit(Flaky(failures=2))
+
+    executor.shutdown(wait=True)
+
+    assert future.result(timeout=0) == "ok"
+    with pytest.raises(RuntimeError):
+        inner.submit(Flaky(0))
+
+
+def test_shutdown_without_wait_shuts_the_delegate_once_the_last_future_is_done() -> (
+    None
+):
+    inner = Executors.thread_pool(max_workers=1)
+    executor = RetryExecutor(inner, sleep=0.05)
+    future = executor.submit(Flaky(failures=2))
+
+    executor.shutdown(wait=False)
+
+    assert future.result(timeout=5) == "ok"
+    with pytest.raises(RuntimeError):
+        inner.submit(Flaky(0))
+
+
+def test_shutdown_with_cancel_futures_cancels_the_futures_waiting_to_retry() -> None:
+    executor = RetryExecutor(SyncExecutor(), sleep=60.0)
+    future = executor.submit(Flaky(failures=1))
+
+    executor.shutdown(wait=True, cancel_futures=True)
+
+    assert future.cancelled()
+
+
+def test_no_scheduler_thread_survives_shutdown(pool: ThreadPoolExecutor) -> None:
+    executor = RetryExecutor(pool, sleep=0.01)
+    futures = [executor.submit(Flaky(failures=2)) for _ in range(20)]
+
+    executor.shutdown(wait=True)
+
+    assert all(f.result(timeout=0) == "ok" for f in futures)
+    for thread in [t for t in threading.enumerate() if t.name == THREAD_NAME]:
+        thread.join(timeout=5)
+        assert not thread.is_alive()
+
+
+def test_futures_outlive_their_executor() -> None:
+    future = RetryExecutor(Executors.thread_pool(max_workers=1), sleep=0.001).submit(
+        Flaky(failures=1)
+    )
+
+    assert future.result(timeout=5) == "ok"

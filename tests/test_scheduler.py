@@ -1,0 +1,276 @@
+"""The shared scheduler: one lazily started thread that runs callbacks at deadlines."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import queue
+import threading
+import time
+import warnings
+from functools import partial
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fluent_executors import _scheduler
+from fluent_executors._scheduler import (
+    THREAD_NAME,
+    call_at,
+    call_later,
+    check_non_negative,
+)
+
+
+def scheduler_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == THREAD_NAME]
+
+
+def wait_until_idle() -> None:
+    """Join the scheduler thread (and any that is just ending)."""
+    for thread in scheduler_threads():
+        thread.join(timeout=10.0)
+    assert scheduler_threads() == []
+
+
+@pytest.fixture(autouse=True)
+def idle_scheduler() -> None:
+    wait_until_idle()
+
+
+def test_call_later_runs_the_callback_in_the_scheduler_thread_after_the_delay() -> None:
+    ran: queue.Queue[tuple[str, float]] = queue.Queue()
+    start = time.monotonic()
+
+    call_later(
+        0.02, lambda: ran.put((threading.current_thread().name, time.monotonic()))
+    )
+
+    name, when = ran.get(timeout=5)
+    assert name == THREAD_NAME
+    assert when - start >= 0.02
+
+
+def test_the_thread_is_a_daemon_started_by_the_first_call() -> None:
+    assert scheduler_threads() == []
+
+    handle = call_later(60.0, lambda: None)
+
+    [thread] = scheduler_threads()
+    assert thread.daemon
+    handle.cancel()
+
+
+def test_callbacks_run_in_deadline_order_whatever_the_call_order() -> None:
+    order: queue.Queue[int] = queue.Queue()
+
+    for delay in (0.03, 0.01, 0.02):
+        call_later(delay, partial(order.put, int(delay * 100)))
+
+    assert [order.get(timeout=5) for _ in range(3)] == [1, 2, 3]
+
+
+def test_callbacks_due_at_the_same_time_run_in_call_order() -> None:
+    order: queue.Queue[int] = queue.Queue()
+    when = time.monotonic() + 0.01
+
+    for index in range(5):
+        call_at(when, partial(order.put, index))
+
+    assert [order.get(timeout=5) for _ in range(5)] == [0, 1, 2, 3, 4]
+
+
+def test_a_time_in_the_past_runs_as_soon_as_possible() -> None:
+    done = threading.Event()
+
+    call_at(time.monotonic() - 10.0, done.set)
+
+    assert done.wait(timeout=5)
+
+
+def test_cancel_before_the_deadline_returns_true_and_the_callback_never_runs() -> None:
+    ran: list[str] = []
+    later = threading.Event()
+    handle = call_later(0.01, lambda: ran.append("cancelled one"))
+    call_later(0.03, later.set)
+
+    assert handle.cancel() is True
+
+    assert later.wait(timeout=5)
+    assert ran == []
+
+
+def test_cancel_after_the_callback_ran_returns_false() -> None:
+    done = threading.Event()
+    handle = call_later(0.0, done.set)
+    assert done.wait(timeout=5)
+
+    assert handle.cancel() is False
+
+
+def test_cancel_twice_returns_false_the_second_time() -> None:
+    handle = call_later(60.0, lambda: None)
+
+    assert handle.cancel() is True
+    assert handle.cancel() is False
+
+
+def test_a_callback_that_raises_is_logged_and_the_thread_carries_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken() -> None:
+        raise ValueError("boom")
+
+    after = threading.Event()
+    call_later(0.0, broken)
+    call_later(0.01, after.set)
+
+    assert after.wait(timeout=5)
+    [record] = [r for r in caplog.records if r.name == "fluent_executors._scheduler"]
+    assert record.levelno == logging.ERROR
+    assert record.exc_info is not None
+    assert isinstance(record.exc_info[1], ValueError)
+
+
+def test_a_callback_may_schedule_another() -> None:
+    done = threading.Event()
+
+    call_later(0.0, lambda: call_later(0.0, done.set))
+
+    assert done.wait(timeout=5)
+
+
+def test_an_earlier_deadline_wakes_the_waiting_thread() -> None:
+    done = threading.Event()
+    far = call_later(60.0, lambda: None)
+    start = time.monotonic()
+
+    call_later(0.01, done.set)
+
+    assert done.wait(timeout=5)
+    assert time.monotonic() - start < 5
+    far.cancel()
+
+
+def test_the_thread_ends_once_the_last_callback_has_run() -> None:
+    done = threading.Event()
+
+    call_later(0.0, done.set)
+
+    assert done.wait(timeout=5)
+    wait_until_idle()
+
+
+def test_the_thread_ends_at_once_when_the_last_pending_callback_is_cancelled() -> None:
+    handle = call_later(3600.0, lambda: None)
+    [thread] = scheduler_threads()
+
+    handle.cancel()
+
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
+def test_a_new_thread_starts_after_the_previous_one_ended() -> None:
+    first = threading.Event()
+    call_later(0.0, first.set)
+    assert first.wait(timeout=5)
+    wait_until_idle()
+    second = threading.Event()
+
+    call_later(0.0, second.set)
+
+    assert second.wait(timeout=5)
+
+
+def test_cancelled_entries_are_compacted_away() -> None:
+    handles = [call_later(3600.0, lambda: None) for _ in range(1000)]
+
+    for handle in handles[:900]:
+        handle.cancel()
+
+    assert len(_scheduler._scheduler._heap) <= 2 * 100 + _scheduler._MIN_COMPACT
+    for handle in handles[900:]:
+        handle.cancel()
+    assert _scheduler._scheduler._heap == []
+
+
+@pytest.mark.parametrize("when", [math.nan, math.inf, -math.inf])
+def test_call_at_refuses_a_time_that_is_not_finite(when: float) -> None:
+    with pytest.raises(ValueError, match="when must be a finite time"):
+        call_at(when, lambda: None)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(min_value=0, max_value=20), st.booleans()),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_exactly_the_callbacks_not_cancelled_run_in_deadline_order(
+    plan: list[tuple[int, bool]],
+) -> None:
+    ran: queue.Queue[tuple[float, int]] = queue.Queue()
+    start = time.monotonic() + 0.005
+    handles = [
+        call_at(start + ms / 1000, partial(ran.put, (ms, i)))
+        for i, (ms, _) in enumerate(plan)
+    ]
+
+    # A cancel that comes too late (a slow machine) returns False: it runs then.
+    runs = [
+        not (cancel and handle.cancel())
+        for handle, (_, cancel) in zip(handles, plan, strict=True)
+    ]
+    end = threading.Event()
+    call_at(start + 0.03, end.set)
+
+    assert end.wait(timeout=5)
+    got = [ran.get_nowait() for _ in range(ran.qsize())]
+    expected = sorted((ms, i) for i, (ms, _) in enumerate(plan) if runs[i])
+    assert got == expected
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_gets_a_working_scheduler_without_the_parents_callbacks() -> (
+    None
+):
+    inherited = call_later(3600.0, lambda: None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+        pid = os.fork()
+    if pid == 0:  # the child: report through the exit status alone
+        ok = not inherited.cancel()
+        done = threading.Event()
+        call_later(0.0, done.set)
+        os._exit(0 if ok and done.wait(timeout=5) else 1)
+    _, status = os.waitpid(pid, 0)
+    inherited.cancel()
+
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("value", [0, 0.5, 3, math.inf])
+def test_check_non_negative_returns_a_float(value: float) -> None:
+    assert check_non_negative("delay", value) == float(value)
+
+
+@pytest.mark.parametrize("value", [True, "1", None, 1j])
+def test_check_non_negative_refuses_what_is_not_a_real_number(value: object) -> None:
+    with pytest.raises(TypeError, match="delay must be a real number"):
+        check_non_negative("delay", value)
+
+
+@pytest.mark.parametrize("value", [-0.1, math.nan, -math.inf])
+def test_check_non_negative_refuses_negative_and_nan(value: float) -> None:
+    with pytest.raises(ValueError, match="delay must be >= 0"):
+        check_non_negative("delay", value)
+
+
+def test_check_non_negative_refuses_infinity_when_asked_for_a_finite_number() -> None:
+    with pytest.raises(ValueError, match="delay must be finite"):
+        check_non_negative("delay", math.inf, finite=True)

@@ -1,0 +1,432 @@
+"""ThrottleExecutor: at most ``count`` futures of the delegate under way at once."""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from concurrent.futures import wait
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from wrapper_doubles import (
+    TIMEOUT,
+    BrokenSubmitExecutor,
+    ManualExecutor,
+    invalid_state_errors,
+    raise_,
+)
+
+from fluent_executors import Executors, ThrottleExecutor
+
+
+def ident(value: int) -> int:
+    return value
+
+
+# -- the limit -----------------------------------------------------------------------
+
+
+def test_only_count_callables_reach_the_delegate_at_once():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 2)
+
+    futures = [executor.submit(ident, n) for n in range(5)]
+
+    assert delegate.arguments == [(0,), (1,)]
+    assert not any(f.done() for f in futures)
+
+
+def test_a_finished_future_lets_the_next_queued_one_through_in_submit_order():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 2)
+    futures = [executor.submit(ident, n) for n in range(5)]
+
+    delegate.finish(1)
+    delegate.finish(0)
+
+    assert delegate.arguments == [(0,), (1,), (2,), (3,)]
+    assert [f.result(TIMEOUT) for f in futures[:2]] == [0, 1]
+
+
+def test_results_and_exceptions_arrive_unchanged():
+    error = ValueError("boom")
+    with Executors.thread_pool(max_workers=4).with_throttle(2) as executor:
+        ok = executor.submit(ident, 7)
+        failed = executor.submit(raise_, error)
+
+        assert ok.result(TIMEOUT) == 7
+        assert failed.exception(TIMEOUT) is error
+
+
+@settings(max_examples=20, deadline=None)
+@given(count=st.integers(1, 4), tasks=st.integers(1, 30))
+def test_concurrency_on_a_thread_pool_never_exceeds_count(count, tasks):
+    lock = threading.Lock()
+    running = [0]
+    peak = [0]
+
+    def task(n: int) -> int:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.001)  # not a synchronisation: makes the tasks overlap
+        with lock:
+            running[0] -= 1
+        return n
+
+    with Executors.thread_pool(max_workers=6).with_throttle(count) as executor:
+        futures = [executor.submit(task, n) for n in range(tasks)]
+
+        assert [f.result(TIMEOUT) for f in futures] == list(range(tasks))
+    assert peak[0] <= count
+
+
+def test_starts_no_thread():
+    threads_before = threading.active_count()
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+
+    for n in range(10):
+        executor.submit(ident, n)
+    for n in range(10):
+        delegate.finish(n)
+
+    assert threading.active_count() == threads_before
+
+
+def test_delegate_completing_inline_does_not_recurse():
+    # Every future after the first is done when submit() returns: a naive
+    # dispatch-from-done-callback would recurse once per queued callable.
+    delegate = ManualExecutor(done_after=1)
+    executor = ThrottleExecutor(delegate, 1)
+    futures = [executor.submit(ident, n) for n in range(3000)]
+
+    delegate.finish(0)
+
+    assert [f.result(TIMEOUT) for f in futures] == list(range(3000))
+
+
+def test_raising_done_callback_does_not_stop_the_queue():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    first, second = (executor.submit(ident, n) for n in range(2))
+    first.add_done_callback(lambda f: raise_(RuntimeError("callback bug")))
+
+    delegate.finish(0)
+    delegate.finish(1)
+
+    assert [first.result(TIMEOUT), second.result(TIMEOUT)] == [0, 1]
+
+
+# -- dynamic count -------------------------------------------------------------------
+
+
+def test_count_callable_is_read_before_each_dispatch():
+    delegate = ManualExecutor()
+    limit = [1]
+    executor = ThrottleExecutor(delegate, lambda: limit[0])
+    for n in range(6):
+        executor.submit(ident, n)
+    assert len(delegate.calls) == 1
+
+    limit[0] = 3
+    delegate.finish(0)
+
+    assert delegate.arguments == [(0,), (1,), (2,), (3,)]
+
+
+def test_count_callable_returning_none_means_no_limit():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, lambda: None)
+
+    for n in range(50):
+        executor.submit(ident, n)
+
+    assert len(delegate.calls) == 50
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, "3", True])
+def test_bad_count_value_is_logged_once_and_the_last_good_value_kept(caplog, bad):
+    delegate = ManualExecutor()
+    limit: list[object] = [2]
+    executor = ThrottleExecutor(delegate, lambda: limit[0])
+    executor.submit(ident, 0)
+    limit[0] = bad
+
+    with caplog.at_level(logging.WARNING, logger="fluent_executors.throttle"):
+        for n in range(1, 5):
+            executor.submit(ident, n)
+
+    assert len(delegate.calls) == 2
+    assert [r.getMessage() for r in caplog.records] == [
+        f"count callable of throttle executor 'default' returned {bad!r}, not a "
+        "positive int or None; keeping the limit at 2 (warned once until it "
+        "returns a good value)"
+    ]
+
+
+def test_count_callable_that_raises_is_logged_with_traceback_and_ignored(caplog):
+    delegate = ManualExecutor()
+    calls = [0]
+
+    def count() -> int:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise RuntimeError("config service down")
+        return 2
+
+    executor = ThrottleExecutor(delegate, count)
+    with caplog.at_level(logging.WARNING, logger="fluent_executors.throttle"):
+        futures = [executor.submit(ident, n) for n in range(4)]
+
+    assert len(delegate.calls) == 2
+    [record] = caplog.records
+    assert isinstance(record.exc_info[1], RuntimeError)
+    delegate.finish(0)
+    assert futures[0].result(TIMEOUT) == 0
+    assert len(delegate.calls) == 3
+
+
+def test_count_callable_bad_from_the_start_limits_to_one():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, lambda: "many")
+
+    for n in range(3):
+        executor.submit(ident, n)
+
+    assert len(delegate.calls) == 1
+
+
+# -- cancel --------------------------------------------------------------------------
+
+
+def test_cancel_of_a_queued_future_removes_it_from_the_queue():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    first, queued, last = (executor.submit(ident, n) for n in range(3))
+
+    assert queued.cancel() is True
+    assert queued.cancelled()
+    delegate.finish(0)
+
+    assert delegate.arguments == [(0,), (2,)]
+    assert first.result(TIMEOUT) == 0
+    assert not last.done()
+
+
+def test_cancel_of_a_dispatched_future_cancels_the_delegate_future():
+    delegate = ManualExecutor()
+    future = ThrottleExecutor(delegate, 1).submit(ident, 0)
+
+    assert future.cancel() is True
+    assert delegate.futures[0].cancelled()
+
+
+def test_cancel_of_running_work_is_refused():
+    delegate = ManualExecutor()
+    future = ThrottleExecutor(delegate, 1).submit(ident, 0)
+    delegate.futures[0].set_running_or_notify_cancel()
+
+    assert future.cancel() is False
+    assert future.running()
+
+
+def test_thousands_of_submits_with_random_cancels_all_end(caplog):
+    rng = random.Random(1234)
+    with (
+        caplog.at_level(logging.WARNING),
+        Executors.thread_pool(max_workers=4).with_throttle(3) as executor,
+    ):
+        futures = []
+        for n in range(3000):
+            futures.append(executor.submit(ident, n))
+            if rng.random() < 0.3:
+                rng.choice(futures).cancel()
+
+        not_done = wait(futures, timeout=TIMEOUT).not_done
+
+    assert not not_done
+    assert all(f.cancelled() or f.result() == n for n, f in enumerate(futures))
+    assert invalid_state_errors(caplog.records) == []
+
+
+# -- block ---------------------------------------------------------------------------
+
+
+def run_in_thread(target, *args):
+    """Start ``target(*args)`` in a thread; return the thread and its outcome."""
+    outcome: list[object] = []
+    thread = threading.Thread(target=lambda: outcome.append(target(*args)))
+    thread.start()
+    return thread, outcome
+
+
+class CountingLimit:
+    """A count callable that returns ``limit`` and tells when it has been read
+    ``reads`` times: a blocking submit reads it once its future is queued."""
+
+    def __init__(self, limit: int, reads: int) -> None:
+        self.limit = limit
+        self.reads = reads
+        self.reached = threading.Event()
+        self._calls = 0
+
+    def __call__(self) -> int:
+        self._calls += 1
+        if self._calls >= self.reads:
+            self.reached.set()
+        return self.limit
+
+
+def test_block_makes_submit_wait_until_a_slot_frees():
+    delegate = ManualExecutor()
+    limit = CountingLimit(1, reads=2)  # one read for each submit
+    executor = ThrottleExecutor(delegate, limit, block=True)
+    executor.submit(ident, 0)
+
+    thread, _ = run_in_thread(executor.submit, ident, 1)
+    assert limit.reached.wait(TIMEOUT)
+    assert thread.is_alive()
+    delegate.finish(0)
+    thread.join(TIMEOUT)
+
+    assert not thread.is_alive()
+    assert delegate.arguments == [(0,), (1,)]
+
+
+def test_blocked_submit_returns_when_its_future_is_cancelled():
+    delegate = ManualExecutor()
+    limit = CountingLimit(1, reads=2)
+    executor = ThrottleExecutor(delegate, limit, block=True)
+    executor.submit(ident, 0)
+    thread, outcome = run_in_thread(executor.submit, ident, 1)
+    assert limit.reached.wait(TIMEOUT)
+
+    executor.shutdown(wait=False, cancel_futures=True)
+    thread.join(TIMEOUT)
+
+    assert outcome[0].cancelled()
+    assert delegate.arguments == [(0,)]
+
+
+# -- delegate errors and shutdown ----------------------------------------------------
+
+
+def test_delegate_submit_error_fails_that_future_and_frees_its_slot(caplog):
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    first = executor.submit(ident, 0)
+    queued = executor.submit(ident, 1)
+    after = executor.submit(ident, 2)
+    delegate.fail_submits = 1
+
+    with caplog.at_level(logging.WARNING, logger="fluent_executors.throttle"):
+        delegate.finish(0)
+
+    assert first.result(TIMEOUT) == 0
+    assert isinstance(queued.exception(TIMEOUT), OSError)
+    assert delegate.arguments == [(0,), (2,)]
+    assert not after.done()
+    assert "the delegate's submit() raised" in caplog.text
+
+
+def test_delegate_whose_submit_always_raises_fails_every_future():
+    executor = ThrottleExecutor(BrokenSubmitExecutor(), 2)
+
+    futures = [executor.submit(ident, n) for n in range(5)]
+
+    assert all(isinstance(f.exception(TIMEOUT), OSError) for f in futures)
+
+
+def test_shutdown_waits_for_the_queue_then_shuts_down_the_delegate():
+    with Executors.thread_pool(max_workers=2) as pool:
+        gate = threading.Event()
+        executor = pool.with_throttle(1)
+        futures = [executor.submit(gate.wait, TIMEOUT) for _ in range(3)]
+        gate.set()
+
+        executor.shutdown()
+
+        assert all(f.done() for f in futures)
+        with pytest.raises(RuntimeError):
+            pool.submit(ident, 0)
+
+
+def test_shutdown_with_cancel_futures_cancels_the_queued_ones():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    first, *queued = (executor.submit(ident, n) for n in range(4))
+
+    executor.shutdown(cancel_futures=True)
+
+    assert all(f.cancelled() for f in queued)
+    assert not first.done()
+    assert delegate.shutdowns == [(True, True)]
+
+
+def test_shutdown_without_wait_shuts_down_the_delegate_once_the_queue_is_empty():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    futures = [executor.submit(ident, n) for n in range(3)]
+
+    executor.shutdown(wait=False)
+    assert delegate.shutdowns == []
+    delegate.finish(0)
+    delegate.finish(1)
+
+    assert delegate.shutdowns == [(False, False)]
+    assert delegate.arguments == [(0,), (1,), (2,)]
+    delegate.finish(2)
+    assert [f.result(TIMEOUT) for f in futures] == [0, 1, 2]
+
+
+def test_submit_after_shutdown_raises_and_double_shutdown_is_harmless():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    executor.shutdown()
+    executor.shutdown()
+
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        executor.submit(ident, 0)
+    assert delegate.shutdowns == [(True, False), (True, False)]
+
+
+def test_future_outlives_its_executor():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    futures = [executor.submit(ident, n) for n in range(2)]
+    executor.shutdown(wait=False)
+    del executor
+
+    delegate.finish(0)
+    delegate.finish(1)
+
+    assert [f.result(TIMEOUT) for f in futures] == [0, 1]
+
+
+# -- arguments -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"count": 0}, ValueError, "count must be at least 1, got 0"),
+        ({"count": "2"}, TypeError, "count must be an int or a callable"),
+        ({"count": True}, TypeError, "count must be an int or a callable"),
+        ({"count": 2, "block": "yes"}, TypeError, "block must be a bool"),
+        ({"count": 2, "name": None}, TypeError, "name must be a str"),
+    ],
+)
+def test_bad_arguments_raise_early_naming_them(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        ThrottleExecutor(ManualExecutor(), **kwargs)
+
+
+def test_more_executors_positional_signature_still_works():
+    logger = logging.getLogger("mine")
+    executor = ThrottleExecutor(ManualExecutor(), 3, logger, "named", True)
+
+    assert (executor.count, executor.name, executor.block) == (3, "named", True)

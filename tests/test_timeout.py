@@ -1,0 +1,291 @@
+"""TimeoutExecutor: futures not done in time are cancelled."""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import CancelledError, wait
+
+import pytest
+
+from fluent_executors import (
+    Executors,
+    SyncExecutor,
+    ThreadPoolExecutor,
+    TimeoutExecutor,
+)
+from fluent_executors._scheduler import THREAD_NAME
+
+
+@pytest.fixture
+def single() -> Iterator[ThreadPoolExecutor]:
+    """A one-worker pool, so that a second callable stays queued behind the first."""
+    executor = Executors.thread_pool(max_workers=1)
+    yield executor
+    executor.shutdown(wait=True)
+
+
+@pytest.fixture
+def busy(single: ThreadPoolExecutor) -> Iterator[threading.Event]:
+    """Keeps ``single``'s worker busy until the event is set (at the end at last)."""
+    release = threading.Event()
+    started = threading.Event()
+
+    def occupy() -> None:
+        started.set()
+        release.wait(10)
+
+    single.submit(occupy)
+    assert started.wait(timeout=5)
+    yield release
+    release.set()
+
+
+def no_scheduler_thread_left() -> bool:
+    for thread in [t for t in threading.enumerate() if t.name == THREAD_NAME]:
+        thread.join(timeout=5)
+    return not any(t.name == THREAD_NAME for t in threading.enumerate())
+
+
+def test_a_result_in_time_arrives_and_its_timer_is_dropped(
+    single: ThreadPoolExecutor,
+) -> None:
+    future = TimeoutExecutor(single, 60.0).submit(lambda: "ok")
+
+    assert future.result(timeout=5) == "ok"
+    assert no_scheduler_thread_left()
+
+
+def test_an_exception_in_time_arrives_unchanged(single: ThreadPoolExecutor) -> None:
+    error = ValueError("boom")
+
+    def fail() -> None:
+        raise error
+
+    future = TimeoutExecutor(single, 60.0).submit(fail)
+
+    assert future.exception(timeout=5) is error
+
+
+def test_a_queued_future_not_done_in_time_is_cancelled(
+    single: ThreadPoolExecutor, busy: threading.Event
+) -> None:
+    ran: list[str] = []
+    start = time.monotonic()
+
+    future = TimeoutExecutor(single, 0.05).submit(ran.append, "ran")
+
+    assert wait([future], timeout=5).done == {future}
+    assert time.monotonic() - start >= 0.05
+    assert future.cancelled()
+    busy.set()
+    single.shutdown(wait=True)
+    assert ran == []
+
+
+class EventHandler(logging.Handler):
+    """Sets ``logged`` at the first record."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.logged = threading.Event()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+        self.logged.set()
+
+
+def test_a_running_future_whose_cancel_is_refused_is_left_to_finish(
+    single: ThreadPoolExecutor,
+) -> None:
+    handler = EventHandler()
+    logger = logging.getLogger("tests.timeout.refused")
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(handler)
+    started, release = threading.Event(), threading.Event()
+
+    def work() -> str:
+        started.set()
+        release.wait(5)
+        return "finished"
+
+    future = TimeoutExecutor(single, 0.01, logger=logger).submit(work)
+    assert started.wait(timeout=5)
+
+    assert handler.logged.wait(timeout=5)  # the timeout came and went
+    release.set()
+
+    assert future.result(timeout=5) == "finished"
+    assert "cancel refused" in handler.messages[0]
+    logger.removeHandler(handler)
+
+
+def test_submit_timeout_uses_its_own_timeout(
+    single: ThreadPoolExecutor, busy: threading.Event
+) -> None:
+    executor = TimeoutExecutor(single, 3600.0)
+
+    future = executor.submit_timeout(0.01, lambda: "late")
+
+    assert wait([future], timeout=5).done == {future}
+    assert future.cancelled()
+
+
+def test_a_zero_timeout_cancels_a_queued_future_at_once(
+    single: ThreadPoolExecutor, busy: threading.Event
+) -> None:
+    future = TimeoutExecutor(single, 0).submit(lambda: "late")
+
+    assert wait([future], timeout=5).done == {future}
+    assert future.cancelled()
+
+
+def test_an_infinite_timeout_never_starts_a_timer(
+    single: ThreadPoolExecutor, busy: threading.Event
+) -> None:
+    assert no_scheduler_thread_left()
+
+    future = TimeoutExecutor(single, math.inf).submit(lambda: "whenever")
+
+    assert not any(t.name == THREAD_NAME for t in threading.enumerate())
+    busy.set()
+    assert future.result(timeout=5) == "whenever"
+
+
+def test_cancel_before_the_timeout_returns_true_and_drops_the_timer(
+    single: ThreadPoolExecutor, busy: threading.Event
+) -> None:
+    future = TimeoutExecutor(single, 3600.0).submit(lambda: "late")
+
+    assert future.cancel() is True
+
+    assert future.cancelled()
+    with pytest.raises(CancelledError):
+        future.result(timeout=0)
+    assert no_scheduler_thread_left()
+
+
+def test_a_done_callback_that_raises_breaks_nothing(
+    single: ThreadPoolExecutor, busy: threading.Event
+) -> None:
+    called = threading.Event()
+    future = TimeoutExecutor(single, 0.01).submit(lambda: "late")
+
+    future.add_done_callback(lambda f: 1 / 0)
+    future.add_done_callback(lambda f: called.set())
+
+    assert called.wait(timeout=5)
+    assert future.cancelled()
+    # and the scheduler thread lived on to serve the next timeout
+    second = TimeoutExecutor(single, 0.01).submit(lambda: "late")
+    assert wait([second], timeout=5).done == {second}
+
+
+def test_thousands_of_submits_with_random_cancels_all_end_without_state_errors(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rng = random.Random(99)
+    with Executors.thread_pool(max_workers=2) as pool:
+        executor = pool.with_timeout(0.02)
+        futures = [
+            executor.submit(time.sleep, rng.random() / 1000) for _ in range(2000)
+        ]
+        for future in rng.sample(futures, 700):
+            future.cancel()
+
+        assert not wait(futures, timeout=30).not_done
+    assert "InvalidStateError" not in caplog.text
+    assert no_scheduler_thread_left()
+
+
+@pytest.mark.parametrize(
+    ("timeout", "error", "match"),
+    [
+        (-1, ValueError, "timeout must be >= 0"),
+        (math.nan, ValueError, "timeout must be >= 0"),
+        ("1", TypeError, "timeout must be a real number"),
+        (True, TypeError, "timeout must be a real number"),
+    ],
+)
+def test_a_bad_timeout_is_refused_naming_it(
+    timeout: object, error: type[Exception], match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        TimeoutExecutor(SyncExecutor(), timeout)  # type: ignore[arg-type]
+    with pytest.raises(error, match=match):
+        TimeoutExecutor(SyncExecutor(), 1.0).submit_timeout(timeout, print)  # type: ignore[arg-type]
+
+
+def test_submit_refuses_a_callable_that_is_not_callable() -> None:
+    with pytest.raises(TypeError, match="fn must be callable"):
+        TimeoutExecutor(SyncExecutor(), 1.0).submit(None)  # type: ignore[arg-type]
+
+
+def test_a_delegate_whose_submit_raises_makes_submit_raise() -> None:
+    delegate = SyncExecutor()
+    delegate.shutdown()
+
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        TimeoutExecutor(delegate, 1.0).submit(print)
+    assert no_scheduler_thread_left()
+
+
+def test_with_timeout_passes_the_name_down_and_keeps_the_timeout() -> None:
+    with Executors.thread_pool(max_workers=1, name="jobs").with_timeout(2.5) as ex:
+        assert isinstance(ex, TimeoutExecutor)
+        assert ex.name == "jobs"
+        assert ex.timeout == 2.5
+        assert ex.submit(lambda: 3).result(timeout=5) == 3
+
+
+def test_with_timeout_takes_a_name_of_its_own() -> None:
+    assert SyncExecutor(name="inner").with_timeout(1.0, name="outer").name == "outer"
+
+
+def test_executors_with_timeout_takes_any_executor() -> None:
+    executor = Executors.with_timeout(SyncExecutor(name="sync"), 1)
+
+    assert executor.submit(lambda: "now").result(timeout=0) == "now"
+    assert executor.name == "sync"
+
+
+def test_submit_after_shutdown_raises_and_double_shutdown_is_harmless() -> None:
+    executor = TimeoutExecutor(Executors.thread_pool(max_workers=1), 1.0)
+
+    executor.shutdown()
+    executor.shutdown()
+
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        executor.submit(print)
+
+
+def test_shutdown_propagates_to_the_innermost_executor() -> None:
+    inner = Executors.thread_pool(max_workers=1)
+
+    inner.with_timeout(1.0).with_timeout(2.0).shutdown()
+
+    with pytest.raises(RuntimeError):
+        inner.submit(print)
+
+
+def test_no_scheduler_thread_survives_shutdown() -> None:
+    executor = Executors.thread_pool(max_workers=2).with_timeout(60.0)
+    futures = [executor.submit(time.sleep, 0.001) for _ in range(20)]
+
+    executor.shutdown(wait=True)
+
+    assert all(f.done() for f in futures)
+    assert no_scheduler_thread_left()
+
+
+def test_futures_outlive_their_executor() -> None:
+    future = TimeoutExecutor(Executors.thread_pool(max_workers=1), 60.0).submit(
+        lambda: "kept"
+    )
+
+    assert future.result(timeout=5) == "kept"
