@@ -7,16 +7,29 @@ from collections.abc import Iterator
 
 import pytest
 
+from fluent_executors._scheduler import THREAD_NAME as SCHEDULER_THREAD
+
+
+def _is_library_thread(thread: threading.Thread) -> bool:
+    return thread.name.startswith("fluent-executors-poll-") or (
+        thread.name == SCHEDULER_THREAD
+    )
+
 
 @pytest.fixture(autouse=True)
-def no_poll_thread_survives() -> Iterator[None]:
-    """Every poll thread a test starts must have ended shortly after the test."""
+def no_library_thread_survives() -> Iterator[None]:
+    """Every poll or scheduler thread a test starts must end shortly after it.
+
+    Both end by themselves once idle (a poll thread after its executor's shutdown,
+    the scheduler when no callback is pending), so a survivor is a leaked thread
+    or a future left pending.
+    """
     before = set(threading.enumerate())
     yield
     started = [
         thread
         for thread in threading.enumerate()
-        if thread not in before and thread.name.startswith("fluent-executors-poll-")
+        if thread not in before and _is_library_thread(thread)
     ]
     for thread in started:
         thread.join(timeout=10.0)

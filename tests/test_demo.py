@@ -41,15 +41,29 @@ def task_service(examples: None) -> ModuleType:
 
 @pytest.fixture(scope="module")
 def summary(publish: ModuleType) -> Any:
-    """One run of the demo with 200 tasks, a fifth of them failing."""
+    """One run of the demo with 200 tasks, a fifth of them failing, and a tenth of
+    the publish requests answered 503."""
     return publish.run(
-        ["--tasks", "200", "--failure-rate", "0.2", "--seed", "7", *QUICK_TASKS]
+        [
+            "--tasks",
+            "200",
+            "--failure-rate",
+            "0.2",
+            "--publish-503-rate",
+            "0.1",
+            "--seed",
+            "7",
+            *QUICK_TASKS,
+        ]
     )
 
 
 def test_demo_accounts_for_every_task(summary: Any) -> None:
-    assert summary.finished + summary.failed + summary.cancelled == 200
+    assert (
+        summary.finished + summary.failed + summary.cancelled + summary.timed_out == 200
+    )
     assert summary.cancelled == 0
+    assert summary.timed_out == 0
 
 
 def test_demo_fails_the_futures_of_failed_tasks_with_task_failed(summary: Any) -> None:
@@ -57,9 +71,17 @@ def test_demo_fails_the_futures_of_failed_tasks_with_task_failed(summary: Any) -
     assert summary.failures == {"TaskFailed": summary.failed}
 
 
-def test_demo_publishes_each_object_once(summary: Any, task_service: Any) -> None:
+def test_demo_retries_every_publish_answered_503(summary: Any) -> None:
     assert summary.counted_by == "service"
-    assert summary.requests[task_service.PUBLISH] == 200
+    assert summary.publish_503s > 0
+    assert summary.retries == summary.publish_503s
+
+
+def test_demo_starts_one_task_per_object_and_does_not_retry_failed_tasks(
+    summary: Any, task_service: Any
+) -> None:
+    # Every publish request but those answered 503 started a task: one per object.
+    assert summary.requests[task_service.PUBLISH] == 200 + summary.publish_503s
 
 
 def test_demo_polls_every_task_in_far_fewer_requests_than_tasks(
@@ -78,6 +100,8 @@ def test_main_prints_the_summary_and_exits_0(
 
     output = capsys.readouterr().out
     assert output.startswith("20 tasks in ")
+    assert " cancelled, 0 timed out.\n" in output
+    assert " retries, after " in output
     assert "HTTP requests, counted by the service:" in output
 
 
@@ -101,11 +125,67 @@ def test_cancel_after_cancels_the_remote_tasks_through_delete(
     )
 
     assert summary.cancelled == 100
-    # Objects not yet published are cancelled on the thread pool; every task that
-    # was started is cancelled on the service, once.
-    published = summary.requests[task_service.PUBLISH]
-    assert published > 0
-    assert summary.requests[task_service.CANCEL] == published
+    assert summary.timed_out == 0
+    # Objects not yet published are cancelled on the thread pool, and those waiting
+    # for a retry before it; every task that was started is cancelled on the
+    # service, once.
+    started = summary.requests[task_service.PUBLISH] - summary.publish_503s
+    assert started > 0
+    assert summary.requests[task_service.CANCEL] == started
+
+
+def test_timeout_cancels_the_tasks_not_done_in_time(
+    publish: ModuleType, task_service: Any
+) -> None:
+    summary = publish.run(
+        [
+            "--tasks",
+            "20",
+            # Long enough for every publish request to be answered first, so that
+            # each timeout finds a task to cancel.
+            "--timeout",
+            "2",
+            "--interval",
+            "0.1",
+            "--publish-503-rate",
+            "0.2",
+            # Tasks that cannot end in time.
+            "--min-duration",
+            "60",
+            "--max-duration",
+            "60",
+        ]
+    )
+
+    assert summary.timed_out == 20
+    assert summary.finished == summary.failed == summary.cancelled == 0
+    started = summary.requests[task_service.PUBLISH] - summary.publish_503s
+    assert started == 20
+    assert summary.requests[task_service.CANCEL] == 20
+
+
+def test_demo_gives_up_after_publish_attempts_answered_503(
+    publish: ModuleType, task_service: Any
+) -> None:
+    summary = publish.run(["--tasks", "3", "--publish-503-rate", "1", *QUICK_TASKS])
+
+    assert summary.failures == {"ServiceUnavailable": 3}
+    assert summary.requests[task_service.PUBLISH] == 3 * publish.PUBLISH_ATTEMPTS
+    assert summary.retries == 3 * (publish.PUBLISH_ATTEMPTS - 1)
+
+
+def test_client_raises_service_unavailable_on_503(
+    publish: ModuleType, task_service: Any
+) -> None:
+    service = task_service.TaskService(publish_503_rate=1)
+    with task_service.TaskServer(service) as server, requests.Session() as session:
+        client = publish.TaskClient(server.url, session)
+
+        with pytest.raises(publish.ServiceUnavailable) as raised:
+            client.publish("a")
+
+    assert raised.value.response.status_code == 503
+    assert client.publish_503s() == 1
 
 
 def test_a_failed_search_fails_the_futures_it_was_polling(
@@ -125,7 +205,9 @@ def test_a_failed_search_fails_the_futures_it_was_polling(
 
 
 def test_service_cancels_a_task_under_way_once(task_service: Any) -> None:
-    service = task_service.TaskService(min_duration=60, max_duration=60)
+    service = task_service.TaskService(
+        min_duration=60, max_duration=60, publish_503_rate=0
+    )
     with task_service.TaskServer(service) as server, requests.Session() as session:
         task_id = session.post(f"{server.url}/object/a/publish", timeout=10).json()[
             "task_id"
@@ -141,7 +223,9 @@ def test_service_cancels_a_task_under_way_once(task_service: Any) -> None:
 
 
 def test_service_refuses_to_cancel_an_ended_or_unknown_task(task_service: Any) -> None:
-    service = task_service.TaskService(min_duration=0, max_duration=0, failure_rate=0)
+    service = task_service.TaskService(
+        min_duration=0, max_duration=0, failure_rate=0, publish_503_rate=0
+    )
     with task_service.TaskServer(service) as server, requests.Session() as session:
         task_id = session.post(f"{server.url}/object/a/publish", timeout=10).json()[
             "task_id"
@@ -157,7 +241,9 @@ def test_service_refuses_to_cancel_an_ended_or_unknown_task(task_service: Any) -
 def test_service_search_reports_errors_and_leaves_out_unknown_tasks(
     task_service: Any,
 ) -> None:
-    service = task_service.TaskService(min_duration=0, max_duration=0, failure_rate=1)
+    service = task_service.TaskService(
+        min_duration=0, max_duration=0, failure_rate=1, publish_503_rate=0
+    )
     with task_service.TaskServer(service) as server, requests.Session() as session:
         task_id = session.post(f"{server.url}/object/a/publish", timeout=10).json()[
             "task_id"
@@ -172,6 +258,25 @@ def test_service_search_reports_errors_and_leaves_out_unknown_tasks(
     assert found == [
         {"task_id": task_id, "state": "error", "error": "could not publish object 'a'"}
     ]
+
+
+def test_service_answers_503_to_publish_at_the_given_rate_and_starts_no_task(
+    task_service: Any,
+) -> None:
+    service = task_service.TaskService(publish_503_rate=1)
+    with task_service.TaskServer(service) as server, requests.Session() as session:
+        answer = session.post(f"{server.url}/object/a/publish", timeout=10)
+        task = session.get(f"{server.url}/tasks/1", timeout=10)
+
+    assert answer.status_code == 503
+    assert task.status_code == 404
+    assert service.publish_503s() == 1
+    assert service.request_counts()[task_service.PUBLISH] == 1
+
+
+def test_service_refuses_a_publish_503_rate_outside_0_to_1(task_service: Any) -> None:
+    with pytest.raises(ValueError, match="publish_503_rate"):
+        task_service.TaskService(publish_503_rate=1.5)
 
 
 def test_service_counts_requests_per_endpoint(task_service: Any) -> None:

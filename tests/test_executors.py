@@ -202,3 +202,35 @@ def test_thread_pool_threads_are_named_after_default_name():
     with Executors.thread_pool(1) as executor:
         name = executor.submit(lambda: threading.current_thread().name).result()
     assert name.startswith("fluent-executors-default")
+
+
+@pytest.mark.parametrize(
+    "build", [Executors.thread_pool, Executors.process_pool], ids=["thread", "process"]
+)
+def test_pool_futures_are_the_librarys_and_awaitable(build):
+    import asyncio
+
+    from fluent_executors import ProxyFuture
+
+    async def submit_and_await(executor: Executor) -> int:
+        future = executor.submit(abs, -5)
+        assert isinstance(future, ProxyFuture)
+        return await future
+
+    with build(1) as executor:
+        assert asyncio.run(submit_and_await(executor)) == 5
+
+
+def test_thread_pool_future_cancel_follows_the_standard_rules():
+    started = threading.Event()
+    release = threading.Event()
+    with Executors.thread_pool(1) as executor:
+        running = executor.submit(lambda: started.set() or release.wait(TIMEOUT))
+        assert started.wait(TIMEOUT)
+        queued = executor.submit(int)
+
+        assert running.running()
+        assert not running.cancel()
+        assert queued.cancel()
+        assert queued.cancelled()
+        release.set()

@@ -16,12 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fluent_executors import _scheduler
-from fluent_executors._scheduler import (
-    THREAD_NAME,
-    call_at,
-    call_later,
-    check_non_negative,
-)
+from fluent_executors._scheduler import THREAD_NAME, call_at, call_later
 
 
 def scheduler_threads() -> list[threading.Thread]:
@@ -252,25 +247,3 @@ def test_a_forked_child_gets_a_working_scheduler_without_the_parents_callbacks()
     inherited.cancel()
 
     assert os.waitstatus_to_exitcode(status) == 0
-
-
-@pytest.mark.parametrize("value", [0, 0.5, 3, math.inf])
-def test_check_non_negative_returns_a_float(value: float) -> None:
-    assert check_non_negative("delay", value) == float(value)
-
-
-@pytest.mark.parametrize("value", [True, "1", None, 1j])
-def test_check_non_negative_refuses_what_is_not_a_real_number(value: object) -> None:
-    with pytest.raises(TypeError, match="delay must be a real number"):
-        check_non_negative("delay", value)
-
-
-@pytest.mark.parametrize("value", [-0.1, math.nan, -math.inf])
-def test_check_non_negative_refuses_negative_and_nan(value: float) -> None:
-    with pytest.raises(ValueError, match="delay must be >= 0"):
-        check_non_negative("delay", value)
-
-
-def test_check_non_negative_refuses_infinity_when_asked_for_a_finite_number() -> None:
-    with pytest.raises(ValueError, match="delay must be finite"):
-        check_non_negative("delay", math.inf, finite=True)

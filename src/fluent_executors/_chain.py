@@ -53,6 +53,8 @@ class FluentExecutor(Executor):
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
     ) -> PollExecutor:
         """Wrap this executor in a :class:`~fluent_executors.PollExecutor`.
 
@@ -63,7 +65,9 @@ class FluentExecutor(Executor):
         """
         from .executors import Executors
 
-        return Executors.with_poll(self, poll_fn, cancel_fn, default_interval, logger)
+        return Executors.with_poll(
+            self, poll_fn, cancel_fn, default_interval, logger, name=name
+        )
 
     def with_retry(
         self,

@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 # chain of n futures (say, a loop written with f_flat_map) would nest n levels deep,
 # and past the interpreter's recursion limit the standard Future logs the
 # RecursionError and leaves the rest of the chain pending forever. So callbacks
-# wrapped by flat_callback nest at most this deep; deeper ones are queued, and run by
+# run through run_flat nest at most this deep; deeper ones are queued, and run by
 # the outermost one, in the same thread, before it returns. (A callback that deep
 # which waits for a queued one would wait forever: callbacks must not block.)
 _MAX_NESTING = 50
@@ -37,26 +37,23 @@ class _Nesting(threading.local):
 _nesting = _Nesting()
 
 
-def flat_callback(
-    callback: Callable[[Future[Any]], object],
-) -> Callable[[Future[Any]], None]:
-    """Wrap a done callback so that a chain of futures, each resolved by a callback
-    of the previous one, resolves without deep recursion, however long."""
-
-    def run(future: Future[Any]) -> None:
-        nesting = _nesting
-        if nesting.depth >= _MAX_NESTING:
-            nesting.queued.append(partial(callback, future))
-            return
-        nesting.depth += 1
-        try:
-            callback(future)
-        finally:
-            if nesting.depth == 1:
-                _run_queued(nesting.queued)
-            nesting.depth -= 1
-
-    return run
+def run_flat(callback: Callable[[Future[Any]], object], future: Future[Any]) -> None:
+    """Run the done callback ``callback(future)`` so that a chain of futures, each
+    resolved by a callback of the previous one, resolves without deep recursion,
+    however long. Call it from a done callback; it never raises."""
+    nesting = _nesting
+    if nesting.depth >= _MAX_NESTING:
+        nesting.queued.append(partial(callback, future))
+        return
+    nesting.depth += 1
+    try:
+        callback(future)
+    except Exception:  # as Future does for its callbacks: log, go on
+        logger.exception("exception calling callback for %r", future)
+    finally:
+        if nesting.depth == 1:
+            _run_queued(nesting.queued)
+        nesting.depth -= 1
 
 
 def _run_queued(queued: deque[Callable[[], object]]) -> None:
@@ -110,7 +107,10 @@ class ProxyFuture(Future[T]):
     def _follow(self, upstream: Future[Any]) -> None:
         """Take on ``upstream``'s outcome when it is done; cancel it with this one."""
         self._upstream = upstream
-        upstream.add_done_callback(flat_callback(self._on_upstream_done))
+        upstream.add_done_callback(self._upstream_done)
+
+    def _upstream_done(self, upstream: Future[Any]) -> None:
+        run_flat(self._on_upstream_done, upstream)
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
         """Called once ``upstream`` is done; by default copies its outcome."""

@@ -64,13 +64,11 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
         block: bool,
         logger: logging.Logger | None,
         name: str,
-        default_logger: logging.Logger,
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
         if not isinstance(block, bool):
             raise TypeError(f"block must be a bool, got {type(block).__name__}")
         self._block = block
-        self._log = logger or default_logger
         self._cond = threading.Condition(threading.Lock())
         # An OrderedDict as a FIFO queue: O(1) append, pop of the oldest, and
         # removal of any entry on cancel.
@@ -184,7 +182,7 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
         try:
             upstream = self._delegate.submit(job.fn, *job.args, **job.kwargs)
         except BaseException as error:
-            self._log.warning(
+            self._logger.warning(
                 "%s %r: the delegate's submit() raised; failing the future",
                 type(self).__name__,
                 self.name,

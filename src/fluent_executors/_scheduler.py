@@ -21,7 +21,6 @@ Contract for callers:
 - A child process made by :func:`os.fork` starts with no pending callback; the
   parent's stay the parent's.
 
-:func:`check_non_negative` validates the durations that callers accept from users.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import heapq
 import itertools
 import logging
 import math
-import numbers
 import os
 import threading
 import time
@@ -41,7 +39,6 @@ __all__ = [
     "TimerHandle",
     "call_at",
     "call_later",
-    "check_non_negative",
 ]
 
 logger = logging.getLogger(__name__)
@@ -213,26 +210,3 @@ def call_later(delay: float, fn: Callable[[], object]) -> TimerHandle:
         ValueError: ``delay`` is infinite or NaN.
     """
     return _scheduler.call_at(time.monotonic() + delay, fn)
-
-
-def check_non_negative(argument: str, value: object, *, finite: bool = False) -> float:
-    """Return ``value`` as a float, or raise naming ``argument`` if it is not a
-    number >= 0 (a number of seconds, an exponent).
-
-    Args:
-        argument: the name of the argument, for the error message.
-        value: the value to check.
-        finite: whether to refuse ``math.inf`` too.
-
-    Raises:
-        TypeError: ``value`` is not a real number, or is a ``bool``.
-        ValueError: ``value`` is negative or NaN, or infinite when ``finite``.
-    """
-    if not isinstance(value, numbers.Real) or isinstance(value, bool):
-        raise TypeError(f"{argument} must be a real number, got {type(value).__name__}")
-    number = float(value)
-    if not number >= 0:  # also catches NaN
-        raise ValueError(f"{argument} must be >= 0, got {value!r}")
-    if finite and number == math.inf:
-        raise ValueError(f"{argument} must be finite, got {value!r}")
-    return number

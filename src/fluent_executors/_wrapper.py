@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
+import numbers
 import threading
 from concurrent.futures import Executor
 
@@ -29,6 +31,29 @@ def check_callable(argument: str, value: object) -> None:
     """Raise ``TypeError`` naming ``argument`` unless ``value`` is callable."""
     if not callable(value):
         raise TypeError(f"{argument} must be callable, got {type(value).__name__}")
+
+
+def check_non_negative(argument: str, value: object, *, finite: bool = False) -> float:
+    """Return ``value`` as a float, or raise naming ``argument`` if it is not a
+    number >= 0 (a number of seconds, an exponent).
+
+    Args:
+        argument: the name of the argument, for the error message.
+        value: the value to check.
+        finite: whether to refuse ``math.inf`` too.
+
+    Raises:
+        TypeError: ``value`` is not a real number, or is a ``bool``.
+        ValueError: ``value`` is negative or NaN, or infinite when ``finite``.
+    """
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{argument} must be a real number, got {type(value).__name__}")
+    number = float(value)
+    if not number >= 0:  # also catches NaN
+        raise ValueError(f"{argument} must be >= 0, got {value!r}")
+    if finite and number == math.inf:
+        raise ValueError(f"{argument} must be finite, got {value!r}")
+    return number
 
 
 def shutdown_delegate(delegate: Executor, wait: bool, cancel_futures: bool) -> None:
@@ -68,7 +93,8 @@ class WrapperExecutor(FluentExecutor):
         check_name(name)
         self._delegate = delegate
         self._name = name
-        self._logger = logger
+        # The module of the concrete class: fluent_executors.poll, .retry, ...
+        self._logger = logger or logging.getLogger(type(self).__module__)
         self._shutdown_lock = threading.Lock()
         self._is_shutdown = False
 

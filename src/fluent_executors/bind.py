@@ -178,6 +178,8 @@ class BoundCallable(Generic[P, T]):
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
     ) -> BoundCallable[P, Any]:
         """Resolve the futures through a poll function: see
         :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
@@ -187,7 +189,7 @@ class BoundCallable(Generic[P, T]):
         from .executors import Executors
 
         wrapped = Executors.with_poll(
-            self._executor, poll_fn, cancel_fn, default_interval, logger
+            self._executor, poll_fn, cancel_fn, default_interval, logger, name=name
         )
         return BoundCallable(wrapped, self._fn)
 

@@ -99,11 +99,13 @@ class Executors:
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
     ) -> PollExecutor:
         """Wrap ``executor`` in a :class:`~fluent_executors.PollExecutor`.
 
         The new executor's futures are resolved by ``poll_fn`` once their callable
-        has returned on ``executor``. It takes ``executor``'s ``name`` if it has one.
+        has returned on ``executor``.
 
         Args:
             executor: the delegate, any :class:`concurrent.futures.Executor`.
@@ -112,22 +114,24 @@ class Executors:
             default_interval: seconds between polls unless the poll function says
                 otherwise.
             logger: where to log; default the ``fluent_executors.poll`` logger.
+            name: the new executor's name; default ``executor``'s ``name``, if it
+                has one, else ``"default"``.
 
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``poll_fn`` or
-                ``cancel_fn`` is not callable; ``default_interval`` is not a number.
+                ``cancel_fn`` is not callable; ``default_interval`` is not a number;
+                ``name`` is not a ``str``.
             ValueError: ``default_interval`` is negative or NaN.
 
         .. versionadded:: 0.1.0
         """
-        name = getattr(executor, "name", "default")
         return PollExecutor(
             executor,
             poll_fn,
             cancel_fn,
             default_interval,
             logger,
-            name=name if isinstance(name, str) else "default",
+            name=_name_of(executor, name),
         )
 
     @staticmethod

@@ -24,9 +24,9 @@ from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar, overload
 
-from ._future import ProxyFuture, flat_callback
-from ._scheduler import call_later, check_non_negative
-from ._wrapper import check_callable
+from ._future import ProxyFuture, run_flat
+from ._scheduler import call_later
+from ._wrapper import check_callable, check_non_negative
 
 __all__ = [
     "f_and",
@@ -395,7 +395,9 @@ class _FanInFuture(ProxyFuture[T]):
     def _start(self) -> ProxyFuture[T]:
         """Watch every input; return ``self``."""
         for index, future in enumerate(self._inputs):
-            future.add_done_callback(flat_callback(partial(self._on_input_done, index)))
+            future.add_done_callback(
+                partial(run_flat, partial(self._on_input_done, index))
+            )
         return self
 
     def _on_input_done(self, index: int, future: Future[Any]) -> None:

@@ -45,7 +45,6 @@ class _MappingExecutor(WrapperExecutor, Generic[R, U]):
             check_callable("error_fn", error_fn)
         self._fn = fn
         self._error_fn = error_fn
-        self._log = logger or logging.getLogger(__name__)
 
     # Executor.submit promises a Future of the callable's own return type; the whole
     # point of a mapping executor is to return a Future of the mapped type instead.
@@ -97,7 +96,7 @@ class _MappingFuture(ProxyFuture[U], Generic[R, U]):
         except BaseException as raised:
             # The future carries the error to whoever waits on it, as it would an
             # error of the submitted callable; the log is for diagnosis only.
-            executor._log.debug(
+            executor._logger.debug(
                 "mapping function of %s %r raised; failing its future",
                 type(executor).__name__,
                 executor.name,

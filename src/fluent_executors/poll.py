@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar, overload
 from typing_extensions import ParamSpec
 
 from ._future import ProxyFuture
-from ._wrapper import WrapperExecutor, check_callable
+from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 
@@ -407,22 +407,11 @@ class PollExecutor(WrapperExecutor):
         check_callable("poll_fn", poll_fn)
         if cancel_fn is not None:
             check_callable("cancel_fn", cancel_fn)
-        if not isinstance(default_interval, (int, float)) or isinstance(
-            default_interval, bool
-        ):
-            raise TypeError(
-                "default_interval must be a number of seconds, "
-                f"got {type(default_interval).__name__}"
-            )
-        if not default_interval >= 0:  # also catches NaN
-            raise ValueError(
-                f"default_interval must be >= 0 seconds, got {default_interval!r}"
-            )
         self._poller = _Poller(
             poll_fn,
             cancel_fn,
-            float(default_interval),
-            logger or logging.getLogger(__name__),
+            check_non_negative("default_interval", default_interval),
+            self._logger,
             name,
         )
         weakref.finalize(self, self._poller.close).atexit = False

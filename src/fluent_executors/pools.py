@@ -4,12 +4,26 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Callable
-from typing import Any
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from typing_extensions import ParamSpec
 
 from ._chain import FluentExecutor
+from ._future import ProxyFuture
 from ._wrapper import check_name
 
 __all__ = ["ProcessPoolExecutor", "ThreadPoolExecutor"]
+
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+def _proxy(future: Future[T]) -> ProxyFuture[T]:
+    """The library's future for a standard one: same outcome, and awaitable."""
+    proxy: ProxyFuture[T] = ProxyFuture()
+    proxy._follow(future)
+    return proxy
 
 
 class ThreadPoolExecutor(concurrent.futures.ThreadPoolExecutor, FluentExecutor):
@@ -50,6 +64,20 @@ class ThreadPoolExecutor(concurrent.futures.ThreadPoolExecutor, FluentExecutor):
             initargs,
         )
 
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        """Run ``fn(*args, **kwargs)`` in a worker thread.
+
+        Returns:
+            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
+            which can also be awaited in a coroutine.
+
+        Raises:
+            RuntimeError: the executor has been shut down.
+        """
+        return _proxy(super().submit(fn, *args, **kwargs))
+
 
 class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor, FluentExecutor):
     """The standard :class:`concurrent.futures.ProcessPoolExecutor`, with a name and
@@ -74,3 +102,19 @@ class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor, FluentExecutor
         check_name(name)
         self._name = name
         super().__init__(*args, **kwargs)
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        """Run ``fn(*args, **kwargs)`` in a worker process.
+
+        Returns:
+            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
+            which can also be awaited in a coroutine. If ``fn`` or an argument
+            cannot be pickled, the future fails with the pickling error.
+
+        Raises:
+            RuntimeError: the executor has been shut down.
+            concurrent.futures.process.BrokenProcessPool: a worker process died.
+        """
+        return _proxy(super().submit(fn, *args, **kwargs))

@@ -11,10 +11,9 @@ from typing import Any
 
 from . import _scheduler
 from ._queueing import QueueingExecutor
+from ._wrapper import check_non_negative
 
 __all__ = ["RateLimitExecutor"]
-
-_logger = logging.getLogger(__name__)
 
 
 class _Call:
@@ -76,14 +75,12 @@ class RateLimitExecutor(QueueingExecutor[float, _Call]):
         logger: logging.Logger | None = None,
         name: str = "default",
     ) -> None:
-        super().__init__(
-            delegate, block=False, logger=logger, name=name, default_logger=_logger
-        )
+        super().__init__(delegate, block=False, logger=logger, name=name)
         if not isinstance(max_calls, int) or isinstance(max_calls, bool):
             raise TypeError(f"max_calls must be an int, got {type(max_calls).__name__}")
         if max_calls < 1:
             raise ValueError(f"max_calls must be at least 1, got {max_calls}")
-        seconds = _scheduler.check_non_negative("period", period, finite=True)
+        seconds = check_non_negative("period", period, finite=True)
         if seconds == 0:
             raise ValueError(f"period must be > 0 seconds, got {period!r}")
         self._max_calls = max_calls

@@ -13,8 +13,13 @@ from typing import Any, TypeVar
 from typing_extensions import ParamSpec
 
 from ._future import ProxyFuture
-from ._scheduler import TimerHandle, call_later, check_non_negative
-from ._wrapper import WrapperExecutor, check_callable, shutdown_delegate
+from ._scheduler import TimerHandle, call_later
+from ._wrapper import (
+    WrapperExecutor,
+    check_callable,
+    check_non_negative,
+    shutdown_delegate,
+)
 
 __all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy"]
 
@@ -267,7 +272,7 @@ class _RetryFuture(ProxyFuture[T]):
         try:
             self._submit_attempt()
         except BaseException as error:
-            self._executor._log.warning(
+            self._executor._logger.warning(
                 "retry executor %r could not submit attempt %d; failing the future",
                 self._executor._name,
                 self._attempts + 1,
@@ -285,7 +290,7 @@ class _RetryFuture(ProxyFuture[T]):
             if delay is not None:
                 delay = check_non_negative("the retry delay", delay, finite=True)
         except BaseException as error:  # a future left pending would hang its waiters
-            self._executor._log.exception(
+            self._executor._logger.exception(
                 "retry policy %r of retry executor %r raised; failing the future",
                 self._policy,
                 self._executor._name,
@@ -295,7 +300,7 @@ class _RetryFuture(ProxyFuture[T]):
         if delay is None:
             self._try_copy(upstream)
             return
-        self._executor._log.debug(
+        self._executor._logger.debug(
             "retry executor %r: attempt %d in %.3f s",
             self._executor._name,
             self._attempts + 1,
@@ -379,7 +384,6 @@ class RetryExecutor(WrapperExecutor):
             )
         _check_policy(retry_policy)
         self._policy = retry_policy
-        self._log = logger or logging.getLogger(__name__)
         self._outstanding: dict[Future[Any], None] = {}  # submitted, not yet done
         self._idle = threading.Condition(self._shutdown_lock)
         self._deferred_shutdown: bool | None = None  # cancel_futures, once idle

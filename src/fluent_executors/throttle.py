@@ -15,8 +15,6 @@ ThrottleCount = int | Callable[[], int | None]
 """The ``count`` of a :class:`ThrottleExecutor`: a positive ``int``, or a callable
 returning one (or ``None`` for no limit), read before each dispatch."""
 
-_logger = logging.getLogger(__name__)
-
 
 def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
@@ -77,9 +75,7 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool]):
         name: str = "default",
         block: bool = False,
     ) -> None:
-        super().__init__(
-            delegate, block=block, logger=logger, name=name, default_logger=_logger
-        )
+        super().__init__(delegate, block=block, logger=logger, name=name)
         if isinstance(count, bool) or not (isinstance(count, int) or callable(count)):
             raise TypeError(
                 "count must be an int or a callable returning one, "
@@ -122,7 +118,7 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool]):
         if self._warned:
             return
         self._warned = True
-        self._log.warning(
+        self._logger.warning(
             "count callable of throttle executor %r %s; keeping the limit at %s "
             "(warned once until it returns a good value)",
             self.name,

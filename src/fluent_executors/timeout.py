@@ -11,8 +11,8 @@ from typing import TypeVar
 from typing_extensions import ParamSpec
 
 from ._future import ProxyFuture
-from ._scheduler import call_later, check_non_negative
-from ._wrapper import WrapperExecutor, check_callable
+from ._scheduler import call_later
+from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 __all__ = ["TimeoutExecutor"]
 
@@ -31,7 +31,7 @@ class _TimeoutFuture(ProxyFuture[T]):
     def _expire(self) -> None:
         """Runs in the scheduler thread once the timeout has passed."""
         cancelled = self.cancel()
-        self._executor._log.debug(
+        self._executor._logger.debug(
             "timeout executor %r: future not done after %s s; %s",
             self._executor._name,
             self._timeout,
@@ -81,7 +81,6 @@ class TimeoutExecutor(WrapperExecutor):
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
         self._timeout = check_non_negative("timeout", timeout)
-        self._log = logger or logging.getLogger(__name__)
 
     @property
     def timeout(self) -> float:

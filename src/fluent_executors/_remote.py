@@ -1,0 +1,262 @@
+"""What the executors that hand callables to another system (Dask, Ray) share.
+
+Such a system reports a task's end on a thread of its own (Dask's event loop or its
+callback thread, Ray's I/O thread), where a blocking callback stalls, or deadlocks,
+the whole client. So the proxy futures of these executors are never resolved there:
+the system's callback only hands the task over to a small pool of threads owned by
+the executor (the *resolvers*), which fetch the outcome and resolve the proxy; the
+done callbacks of the proxy, and of every wrapper built on it, run in a resolver.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, Generic, TypeVar
+
+from typing_extensions import ParamSpec
+
+from ._chain import FluentExecutor
+from ._future import ProxyFuture
+from ._wrapper import check_callable, check_name
+
+T = TypeVar("T")
+P = ParamSpec("P")
+H = TypeVar("H")  # the other system's handle of one task
+
+logger = logging.getLogger(__name__)
+
+# Which executor's resolver the current thread is, if any.
+_resolver_of = threading.local()
+
+
+def _mark_resolver(token: object) -> None:
+    _resolver_of.token = token
+
+
+# Resolvers fetch results (a network round trip each) and run done callbacks; a few
+# let a slow fetch or a callback that blocks for a while not hold up the others.
+RESOLVER_THREADS = 4
+
+
+class RemoteFuture(ProxyFuture[T], Generic[T, H]):
+    """The future of one task on another system, resolved by a resolver thread.
+
+    ``cancel()`` asks the system to cancel the task and succeeds unless the future
+    is already done or the system refuses. A task that the system ends on its own
+    with a cancellation error (not asked for here) fails the future with that error.
+    """
+
+    def __init__(self, executor: RemoteExecutor[H]) -> None:
+        super().__init__()
+        self._executor = executor
+        self._handle: H | None = None  # held until resolved, so the task is kept
+        self._cancel_requested = False
+
+    def _attach(self, handle: H) -> None:
+        """Start following ``handle``, the system's handle of the submitted task."""
+        with self._condition:
+            cancelled = self.cancelled()  # by a shutdown racing with submit
+            if not cancelled:
+                self._handle = handle
+        if cancelled:
+            self._executor._cancel_remote(handle)
+            return
+        self._executor._add_done_callback(handle, self._hand_over)
+
+    def _hand_over(self) -> None:
+        """Called on the system's thread once the task has ended: resolve elsewhere."""
+        if self.done():
+            self._release()
+            return
+        try:
+            self._executor._resolvers.submit(self._resolve)
+        except RuntimeError:  # resolvers shut down (interpreter exit): resolve here
+            self._resolve()
+
+    def _resolve(self) -> None:
+        """Fetch the task's outcome and resolve this future; in a resolver thread."""
+        with self._condition:
+            handle = self._handle
+        if handle is None or self.done():
+            self._release()
+            return
+        try:
+            result = self._executor._fetch(handle)
+        except BaseException as error:
+            if self._cancel_requested:
+                self._try_cancel()
+            else:
+                self._try_set_exception(error)
+        else:
+            self._try_set_result(result)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Drop the handle: the system may forget the task and its result."""
+        with self._condition:
+            self._handle = None
+
+    def _cancel_hook(self) -> bool:
+        with self._condition:
+            handle = self._handle
+            self._cancel_requested = True
+        if handle is None:  # not submitted yet (a racing shutdown) or resolved
+            return True
+        try:
+            return self._executor._cancel_remote(handle)
+        except Exception:
+            logger.warning(
+                "%s %r could not cancel a task; the future is left to finish",
+                type(self._executor).__name__,
+                self._executor.name,
+                exc_info=True,
+            )
+            with self._condition:
+                self._cancel_requested = False
+            return False
+
+    def _is_running(self) -> bool:
+        return False  # the other system does not tell when a task starts
+
+
+class RemoteExecutor(FluentExecutor, Generic[H]):
+    """Base of the executors that run callables on another system.
+
+    Subclasses implement the ``_submit_remote``, ``_add_done_callback``, ``_fetch``,
+    ``_cancel_remote`` and ``_close_resources`` hooks; this class keeps the futures,
+    the resolver threads and the shutdown state.
+
+    Type parameters:
+        H: the other system's handle of one task.
+    """
+
+    def __init__(self, name: str, kind: str) -> None:
+        check_name(name)
+        self._name = name
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        # A dict as an insertion-ordered set: O(1) add and remove.
+        self._outstanding: dict[Future[Any], None] = {}
+        self._is_shutdown = False
+        self._close_when_idle = False
+        self._closed = False
+        # A token rather than self: the resolver threads must not keep the executor
+        # alive, so that one nobody references is collected and its threads end.
+        self._token = object()
+        self._resolvers = concurrent.futures.ThreadPoolExecutor(
+            RESOLVER_THREADS,
+            thread_name_prefix=f"fluent-executors-{kind}-{name}",
+            initializer=_mark_resolver,
+            initargs=(self._token,),
+        )
+
+    # -- what subclasses define ------------------------------------------------------
+
+    def _submit_remote(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> H:
+        """Start ``fn(*args, **kwargs)`` on the system; return its handle.
+
+        Raises:
+            Exception: the system refuses the task; the caller of ``submit`` gets it.
+        """
+        raise NotImplementedError
+
+    def _add_done_callback(self, handle: H, callback: Callable[[], None]) -> None:
+        """Have ``callback()`` called, on any thread, once the task has ended."""
+        raise NotImplementedError
+
+    def _fetch(self, handle: H) -> Any:
+        """Return the ended task's result, or raise its exception; may block."""
+        raise NotImplementedError
+
+    def _cancel_remote(self, handle: H) -> bool:
+        """Ask the system to cancel the task; ``False`` if it refuses."""
+        raise NotImplementedError
+
+    def _close_resources(self) -> None:
+        """Release what the executor owns (a cluster, a runtime); called once."""
+
+    # -- the executor -----------------------------------------------------------------
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]:
+        """Run ``fn(*args, **kwargs)`` on the other system.
+
+        Returns:
+            A ``Future[T]`` resolved with the task's outcome.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            RuntimeError: the executor has been shut down.
+            Exception: whatever the other system raises when it refuses the task.
+        """
+        check_callable("fn", fn)
+        future: RemoteFuture[T, H] = RemoteFuture(self)
+        with self._lock:
+            if self._is_shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._outstanding[future] = None
+        try:
+            handle = self._submit_remote(fn, args, kwargs)
+        except BaseException:
+            self._forget(future)
+            raise
+        future._attach(handle)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future[Any]) -> None:
+        """Drop a done future; the last one after ``shutdown(wait=False)`` closes."""
+        with self._idle:
+            self._outstanding.pop(future, None)
+            if self._outstanding or not self._is_shutdown:
+                return
+            self._idle.notify_all()
+            close = self._close_when_idle
+        if close:
+            self._close(wait=False)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop accepting work; release what the executor owns once it is idle.
+
+        Args:
+            wait: if ``True``, return once every future is done and the resources
+                are released; if ``False``, return at once, and let the last future
+                to finish release them.
+            cancel_futures: if ``True``, first cancel every future not done.
+
+        Calling it more than once is harmless. New submits raise ``RuntimeError``.
+        """
+        with self._lock:
+            self._is_shutdown = True
+            pending = list(self._outstanding) if cancel_futures else []
+        for future in pending:
+            future.cancel()
+        # A done callback (running in a resolver) that waited here would wait for
+        # itself: from there, the last future to finish closes the executor.
+        waiting = wait and not self._in_resolver()
+        with self._idle:
+            if waiting:
+                self._idle.wait_for(lambda: not self._outstanding)
+            elif self._outstanding:
+                self._close_when_idle = True
+                return
+        self._close(waiting)
+
+    def _in_resolver(self) -> bool:
+        return getattr(_resolver_of, "token", None) is self._token
+
+    def _close(self, wait: bool) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        self._resolvers.shutdown(wait=wait)
+        self._close_resources()

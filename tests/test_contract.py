@@ -1,0 +1,426 @@
+"""One contract for every executor: each executor type, each wrapper alone on a thread
+pool, and long chains (the chain of DESIGN.md; every wrapper, some twice, on a thread
+pool and on the sync executor) must pass the same checks.
+
+The executors come from ``contract_chains.py``: a fresh one for each test. Work is
+made to wait in a pool by occupying every worker of the innermost pool with a
+callable that waits for an event. The asyncio wrapper is not here: its futures are
+asyncio futures, and it belongs at the outer end of a chain (``test_asyncio.py``).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import operator
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError, Executor, Future, wait
+from typing import Any
+
+import pytest
+from contract_chains import (
+    CANCEL_ON_SHUTDOWN,
+    CHAINS,
+    POOL_CHAINS,
+    WRAPPER_CHAINS,
+    Built,
+    Chain,
+)
+from wrapper_doubles import TIMEOUT, BrokenSubmitExecutor, invalid_state_errors, raise_
+
+from fluent_executors import Executors
+from fluent_executors._scheduler import THREAD_NAME as SCHEDULER_THREAD
+
+STRESS_SUBMITS = 2000
+
+
+class WorkError(Exception):
+    """What the submitted callables raise."""
+
+
+class CallbackError(Exception):
+    """What the done callbacks raise."""
+
+
+def square(value: int) -> int:
+    return value * value
+
+
+def power(base: int, *, exponent: int) -> int:
+    return base**exponent
+
+
+def stress_work(value: int) -> int:
+    """Returns its argument; one value in ten fails (and is retried where it can)."""
+    if value % 10 == 7:
+        raise WorkError(value)
+    return value
+
+
+def raising_callback(future: Future[Any]) -> None:
+    raise CallbackError(f"callback of {future!r}")
+
+
+def bounded(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call ``fn`` in another thread; fail if it does not return within TIMEOUT."""
+    outcome: queue.SimpleQueue[tuple[bool, Any]] = queue.SimpleQueue()
+
+    def call() -> None:
+        try:
+            outcome.put((True, fn(*args, **kwargs)))
+        except BaseException as error:
+            outcome.put((False, error))
+
+    threading.Thread(target=call, name="contract-bounded", daemon=True).start()
+    try:
+        ok, value = outcome.get(timeout=TIMEOUT)
+    except queue.Empty:
+        raise AssertionError(f"{fn!r} did not return within {TIMEOUT} s") from None
+    if not ok:
+        raise value
+    return value
+
+
+def surviving_library_threads(before: set[threading.Thread]) -> list[str]:
+    """Join, within TIMEOUT in all, the threads started since ``before`` and the
+    shared scheduler thread (which ends when idle); return the names of those still
+    alive."""
+    candidates = [
+        thread
+        for thread in threading.enumerate()
+        if thread is not threading.current_thread()
+        and (thread not in before or thread.name == SCHEDULER_THREAD)
+    ]
+    deadline = time.monotonic() + TIMEOUT
+    for thread in candidates:
+        thread.join(timeout=max(deadline - time.monotonic(), 0.0))
+    return [thread.name for thread in candidates if thread.is_alive()]
+
+
+def error_records(records: list[logging.LogRecord]) -> list[str]:
+    return [
+        f"{record.name}: {record.getMessage()}"
+        for record in records
+        if record.levelno >= logging.ERROR
+    ]
+
+
+@pytest.fixture
+def make() -> Iterator[Callable[[Chain], Built]]:
+    """Build chains; afterwards release their blocked workers and shut them down."""
+    made: list[Built] = []
+
+    def build(chain: Chain) -> Built:
+        built = chain.build()
+        made.append(built)
+        return built
+
+    yield build
+    for built in made:
+        built.release()
+    for built in made:
+        bounded(built.outer.shutdown, wait=True, cancel_futures=True)
+
+
+every_chain = pytest.mark.parametrize("chain", CHAINS, ids=lambda chain: chain.id)
+pool_chains = pytest.mark.parametrize("chain", POOL_CHAINS, ids=lambda c: c.id)
+
+
+# -- outcomes -------------------------------------------------------------------------
+
+
+@every_chain
+def test_results_arrive(chain, make):
+    executor = make(chain).outer
+
+    futures = [executor.submit(square, n) for n in range(20)]
+    with_kwargs = executor.submit(power, 3, exponent=4)
+
+    assert [f.result(timeout=TIMEOUT) for f in futures] == [n * n for n in range(20)]
+    assert with_kwargs.result(timeout=TIMEOUT) == 81
+
+
+@every_chain
+def test_exceptions_arrive_unchanged(chain, make):
+    executor = make(chain).outer
+    error = WorkError("the work failed")
+
+    future = executor.submit(raise_, error)
+
+    assert future.exception(timeout=TIMEOUT) is error
+    with pytest.raises(WorkError) as raised:
+        future.result(timeout=0)
+    assert raised.value is error
+
+
+@every_chain
+def test_bound_callable_submits_to_the_executor(chain, make):
+    executor = make(chain).outer
+    error = WorkError("the work failed")
+
+    squared = Executors.bind(executor, square)(7)
+    failed = Executors.bind(executor, raise_)(error)
+    mapped = Executors.bind(executor, square).with_map(str)(5)
+
+    assert squared.result(timeout=TIMEOUT) == 49
+    assert failed.exception(timeout=TIMEOUT) is error
+    assert mapped.result(timeout=TIMEOUT) == "25"
+
+
+def test_process_pool_results_arrive():
+    with Executors.process_pool(max_workers=1) as executor:
+        futures = [executor.submit(divmod, n, 3) for n in range(5)]
+
+        assert [f.result(timeout=TIMEOUT) for f in futures] == [
+            divmod(n, 3) for n in range(5)
+        ]
+
+
+def test_process_pool_exceptions_arrive_with_their_type_and_arguments():
+    with Executors.process_pool(max_workers=1) as executor:
+        future = executor.submit(operator.truediv, 1, 0)
+
+        error = future.exception(timeout=TIMEOUT)
+
+    assert type(error) is ZeroDivisionError
+    assert error.args == ("division by zero",)
+
+
+# -- cancel -----------------------------------------------------------------------------
+
+
+@pool_chains
+def test_cancel_of_pending_work_returns_true_and_the_work_never_runs(chain, make):
+    built = make(chain)
+    gate = built.block_inner()
+    ran: list[int] = []
+    record = ran.append
+    futures = [built.outer.submit(record, n) for n in range(3)]
+
+    assert futures[1].cancel() is True
+
+    assert futures[1].cancelled()
+    assert futures[1].done()
+    if chain.layers:  # a bare standard pool shows it to wait() once a worker takes it
+        assert wait([futures[1]], timeout=0).done == {futures[1]}
+    with pytest.raises(CancelledError):
+        futures[1].result(timeout=0)
+    gate.set()
+    assert futures[0].result(timeout=TIMEOUT) is None
+    assert futures[2].result(timeout=TIMEOUT) is None
+    bounded(built.outer.shutdown, wait=True)
+    assert sorted(ran) == [0, 2]
+
+
+@every_chain
+def test_done_callbacks_that_raise_break_nothing(chain, make, caplog):
+    executor = make(chain).outer
+    after_raising: queue.SimpleQueue[Future[Any]] = queue.SimpleQueue()
+    futures = []
+    for n in range(5):
+        future = executor.submit(square, n)
+        future.add_done_callback(raising_callback)
+        future.add_done_callback(after_raising.put)
+        futures.append(future)
+
+    assert [f.result(timeout=TIMEOUT) for f in futures] == [n * n for n in range(5)]
+    for _ in futures:  # the callbacks after a raising one run too
+        after_raising.get(timeout=TIMEOUT)
+    for future in futures:  # added once done: called at once, in this thread
+        future.add_done_callback(raising_callback)
+    assert executor.submit(square, 7).result(timeout=TIMEOUT) == 49
+    logged = [
+        record
+        for record in caplog.records
+        if record.exc_info and record.exc_info[0] is CallbackError
+    ]
+    assert len(logged) == 2 * len(futures)
+
+
+# -- shutdown -------------------------------------------------------------------------
+
+
+def _submit_then_let_go(
+    chain: Chain, shutdown: bool
+) -> tuple[list[Future[Any]], threading.Event]:
+    """Submit work that waits for the returned event (on a pool), shut the executor
+    down without waiting if asked, and drop every reference to it."""
+    built = chain.build()
+    gate = threading.Event()
+
+    def gated(value: int) -> int:
+        gate.wait(TIMEOUT)
+        return value
+
+    work = gated if chain.has_pool else square
+    futures = [built.outer.submit(work, n) for n in range(5)]
+    if shutdown:
+        built.outer.shutdown(wait=False)
+    return futures, gate
+
+
+@every_chain
+@pytest.mark.parametrize("shutdown", [False, True], ids=["dropped", "shut_down"])
+def test_futures_outlive_their_executor(chain, shutdown):
+    futures, gate = _submit_then_let_go(chain, shutdown)
+    gc.collect()
+    gate.set()
+
+    assert wait(futures, timeout=TIMEOUT).not_done == set()
+    if not (shutdown and CANCEL_ON_SHUTDOWN in chain.layers):  # its shutdown cancels
+        expected = list(range(5)) if chain.has_pool else [n * n for n in range(5)]
+        assert [f.result(timeout=0) for f in futures] == expected
+
+
+@every_chain
+def test_no_thread_survives_an_executor_dropped_without_shutdown(chain):
+    before = set(threading.enumerate())
+    futures, gate = _submit_then_let_go(chain, shutdown=False)
+    gate.set()
+    assert wait(futures, timeout=TIMEOUT).not_done == set()
+
+    del futures
+    gc.collect()
+
+    assert surviving_library_threads(before) == []
+
+
+@every_chain
+def test_shutdown_with_wait_returns_once_every_future_is_done(chain, make):
+    executor = make(chain).outer
+    futures = [executor.submit(square, n) for n in range(20)]
+
+    bounded(executor.shutdown, wait=True)
+
+    assert [f for f in futures if not f.done()] == []
+    if CANCEL_ON_SHUTDOWN not in chain.layers:
+        assert [f.result(timeout=0) for f in futures] == [n * n for n in range(20)]
+
+
+@every_chain
+def test_double_shutdown_is_harmless(chain, make):
+    executor = make(chain).outer
+    future = executor.submit(square, 3)
+    assert future.result(timeout=TIMEOUT) == 9
+
+    bounded(executor.shutdown)
+    bounded(executor.shutdown)
+    bounded(executor.shutdown, wait=False)
+    bounded(executor.shutdown, wait=True, cancel_futures=True)
+
+    assert future.result(timeout=0) == 9
+    with pytest.raises(RuntimeError):
+        executor.submit(square, 4)
+
+
+@every_chain
+@pytest.mark.parametrize("wait_", [True, False], ids=["wait", "nowait"])
+def test_submit_after_shutdown_raises_runtime_error(chain, make, wait_):
+    executor = make(chain).outer
+
+    bounded(executor.shutdown, wait=wait_)
+
+    with pytest.raises(RuntimeError):
+        executor.submit(square, 1)
+
+
+@every_chain
+@pytest.mark.parametrize("cancel_futures", [False, True], ids=["keep", "cancel"])
+def test_shutdown_propagates_to_the_innermost_executor(chain, make, cancel_futures):
+    built = make(chain)
+    assert built.outer.submit(square, 2).result(timeout=TIMEOUT) == 4
+
+    bounded(built.outer.shutdown, wait=True, cancel_futures=cancel_futures)
+
+    with pytest.raises(RuntimeError):
+        built.inner.submit(square, 1)
+
+
+@every_chain
+@pytest.mark.parametrize("wait_", [True, False], ids=["wait", "nowait"])
+def test_no_thread_started_by_the_library_survives_shutdown(chain, wait_):
+    before = set(threading.enumerate())
+    built = chain.build()
+    try:
+        futures = [built.outer.submit(stress_work, n) for n in range(20)]
+        bounded(built.outer.shutdown, wait=wait_)
+        assert wait(futures, timeout=TIMEOUT).not_done == set()
+    finally:
+        built.release()
+
+    assert surviving_library_threads(before) == []
+
+
+# -- a delegate whose submit() raises ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "chain", WRAPPER_CHAINS, ids=lambda chain: f"broken_submit.{chain.layers_id}"
+)
+def test_delegate_whose_submit_raises_fails_the_future_or_the_submit(chain):
+    broken = BrokenSubmitExecutor()
+    executor: Executor = chain.wrap(broken)
+
+    for n in range(10):  # more than any limit of the chain: nothing stays taken
+        try:
+            future = executor.submit(square, n)
+        except OSError as error:
+            assert error is broken.error
+        else:
+            assert future.exception(timeout=TIMEOUT) is broken.error
+
+    bounded(executor.shutdown, wait=True)
+    assert broken.shutdowns != []
+
+
+# -- stress -----------------------------------------------------------------------------
+
+
+@every_chain
+def test_stress_random_cancels_leave_every_future_done(chain, make, caplog):
+    caplog.set_level(logging.DEBUG)
+    executor = make(chain).outer
+    rng = random.Random(chain.id)
+    agreed: list[Future[Any]] = []  # futures whose cancel() returned True
+    later: queue.SimpleQueue[Future[Any] | None] = queue.SimpleQueue()
+
+    def cancel_later() -> None:
+        while (future := later.get()) is not None:
+            if future.cancel():
+                agreed.append(future)
+
+    canceller = threading.Thread(target=cancel_later, name="contract-canceller")
+    canceller.start()
+    futures: list[Future[Any]] = []
+    try:
+        for n in range(STRESS_SUBMITS):
+            future = executor.submit(stress_work, n)
+            futures.append(future)
+            draw = rng.random()
+            if draw < 0.1 and future.cancel():
+                agreed.append(future)
+            elif draw < 0.3:
+                later.put(rng.choice(futures))
+    finally:
+        later.put(None)
+        canceller.join(TIMEOUT)
+    assert not canceller.is_alive()
+
+    assert wait(futures, timeout=TIMEOUT).not_done == set()
+    for n, future in enumerate(futures):
+        if future.cancelled():
+            continue
+        if n % 10 == 7:
+            error = future.exception(timeout=0)
+            assert type(error) is WorkError
+            assert error.args == (n,)
+        else:
+            assert future.result(timeout=0) == n
+    assert [f for f in agreed if not f.cancelled()] == []
+    bounded(executor.shutdown, wait=True)
+    assert invalid_state_errors(caplog.records) == []
+    assert error_records(caplog.records) == []
