@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import nox
@@ -59,10 +60,11 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict and pyright on src/ and docs/examples/."""
+    """mypy --strict and pyright on src/, docs/examples/ and the typing checks in
+    tests/typing/ (see its README.rst)."""
     session.install("-e", ".[test]", "mypy", "pyright", "types-requests")
-    session.run("mypy", "--strict", "src", "docs/examples")
-    session.run("pyright", "src", "docs/examples")
+    session.run("mypy", "--strict", "src", "docs/examples", "tests/typing")
+    session.run("pyright", "src", "docs/examples", "tests/typing")
 
 
 @nox.session
@@ -81,3 +83,56 @@ def demo(session: nox.Session) -> None:
     """Run the remote-task demo, docs/examples/publish.py (nox -s demo -- --help)."""
     session.install(".[demo]")
     session.run("python", "docs/examples/publish.py", *session.posargs)
+
+
+@nox.session(name="release-check")
+def release_check(session: nox.Session) -> None:
+    """Build the sdist and the wheel, check them (twine check --strict, and their
+    contents), install the wheel into a fresh virtual environment and import every
+    public name from it. Builds in .nox/release-check/tmp, not in dist/."""
+    session.install("build", "twine")
+    tmp = Path(session.create_tmp()).resolve()
+    dist, venv = tmp / "dist", tmp / "wheel-venv"
+    for path in (dist, venv):
+        shutil.rmtree(path, ignore_errors=True)
+    session.run("python", "-m", "build", "--outdir", str(dist), ".")
+    sdists, wheels = sorted(dist.glob("*.tar.gz")), sorted(dist.glob("*.whl"))
+    if len(sdists) != 1 or len(wheels) != 1:
+        session.error(f"expected one sdist and one wheel in {dist}")
+    sdist, wheel = str(sdists[0]), str(wheels[0])
+    session.run("twine", "check", "--strict", sdist, wheel)
+    session.run("python", "tests/release/check_dists.py", sdist, wheel)
+    session.run("python", "-m", "venv", str(venv))
+    python = str(venv / ("Scripts" if os.name == "nt" else "bin") / "python")
+    session.run(python, "-m", "pip", "install", "--quiet", wheel, external=True)
+    check_wheel = str(Path("tests/release/check_wheel.py").resolve())
+    session.run(python, "-W", "error", check_wheel, wheel, external=True)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Cost per future of the poll executor with up to 100,000 remote tasks
+    outstanding, beside a bare thread pool and more-executors 2.11.4, which is
+    installed here only (nox -s bench -- --help)."""
+    session.install(".", "more-executors==2.11.4")
+    session.run("python", "bench/poll_scale.py", *session.posargs)
+
+
+@nox.session(python=PYTHONS)
+def ray(session: nox.Session) -> None:
+    """Test RayExecutor against a local Ray instance (tests/test_ray.py).
+
+    Ray's wheel is large, so only this session installs it. Where no wheel of Ray
+    fits this Python or platform, the session is skipped and says so.
+    """
+    session.install("-e", ".[test]")
+    try:
+        session.install("--only-binary", "ray", "ray>=2.9")
+    except nox.command.CommandFailed:
+        session.skip(
+            f"Ray cannot be installed for Python {session.python} on this platform: "
+            "RayExecutor is not tested here"
+        )
+    # Installed, Ray must import: the tests fail instead of skipping if it does not.
+    session.env["FLUENT_EXECUTORS_REQUIRE_RAY"] = "1"
+    session.run("pytest", "tests/test_ray.py", *session.posargs)

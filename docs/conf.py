@@ -81,6 +81,8 @@ nitpick_ignore_regex = [
         r"(builtins|collections\.abc|concurrent\.futures|logging|types|typing"
         r"|typing_extensions|weakref|asyncio|_asyncio|threading)(\..*)?",
     ),
+    # The optional engines (the dask and ray extras), not installed for the docs.
+    (r"py:.*", r"(distributed|dask|ray)(\..*)?"),
     # Builtins, named without a module.
     (
         r"py:(class|exc|obj|data|func)",

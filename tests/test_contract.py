@@ -11,6 +11,7 @@ asyncio futures, and it belongs at the outer end of a chain (``test_asyncio.py``
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
 import operator
 import queue
@@ -25,6 +26,7 @@ import pytest
 from contract_chains import (
     CANCEL_ON_SHUTDOWN,
     CHAINS,
+    POLL_CANCEL_FN,
     POOL_CHAINS,
     WRAPPER_CHAINS,
     Built,
@@ -54,11 +56,47 @@ def power(base: int, *, exponent: int) -> int:
     return base**exponent
 
 
-def stress_work(value: int) -> int:
-    """Returns its argument; one value in ten fails (and is retried where it can)."""
-    if value % 10 == 7:
-        raise WorkError(value)
-    return value
+class StressWork:
+    """Returns its argument; one value in ten fails (and is retried where it can).
+    Records the values it was called with."""
+
+    def __init__(self) -> None:
+        self.ran: set[int] = set()
+
+    def __call__(self, value: int) -> int:
+        self.ran.add(value)
+        if value % 10 == 7:
+            raise WorkError(value)
+        return value
+
+
+class FlakySubmitExecutor(Executor):
+    """A delegate whose every third ``submit`` raises ``error``; the others go to
+    ``inner``."""
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner = inner
+        self.error = OSError("the delegate refuses this one")
+        self._submits = itertools.count(1)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        if next(self._submits) % 3 == 0:
+            raise self.error
+        return self.inner.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.inner.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def submit_catching(executor: Executor, fn: Callable[..., Any], *args: Any) -> Any:
+    """``executor.submit(fn, *args)``; an exception of ``submit`` itself is returned
+    as a failed future."""
+    try:
+        return executor.submit(fn, *args)
+    except Exception as error:
+        failed: Future[Any] = Future()
+        failed.set_exception(error)
+        return failed
 
 
 def raising_callback(future: Future[Any]) -> None:
@@ -130,7 +168,7 @@ every_chain = pytest.mark.parametrize("chain", CHAINS, ids=lambda chain: chain.i
 pool_chains = pytest.mark.parametrize("chain", POOL_CHAINS, ids=lambda c: c.id)
 
 
-# -- outcomes -------------------------------------------------------------------------
+# -- outcomes ------------------------------------------------------------------------
 
 
 @every_chain
@@ -190,7 +228,7 @@ def test_process_pool_exceptions_arrive_with_their_type_and_arguments():
     assert error.args == ("division by zero",)
 
 
-# -- cancel -----------------------------------------------------------------------------
+# -- cancel --------------------------------------------------------------------------
 
 
 @pool_chains
@@ -200,6 +238,7 @@ def test_cancel_of_pending_work_returns_true_and_the_work_never_runs(chain, make
     ran: list[int] = []
     record = ran.append
     futures = [built.outer.submit(record, n) for n in range(3)]
+    futures[1].add_done_callback(raising_callback)
 
     assert futures[1].cancel() is True
 
@@ -241,7 +280,7 @@ def test_done_callbacks_that_raise_break_nothing(chain, make, caplog):
     assert len(logged) == 2 * len(futures)
 
 
-# -- shutdown -------------------------------------------------------------------------
+# -- shutdown ------------------------------------------------------------------------
 
 
 def _submit_then_let_go(
@@ -301,6 +340,23 @@ def test_shutdown_with_wait_returns_once_every_future_is_done(chain, make):
         assert [f.result(timeout=0) for f in futures] == [n * n for n in range(20)]
 
 
+@pool_chains
+def test_shutdown_cancelling_futures_cancels_pending_work_and_ends(chain):
+    before = set(threading.enumerate())
+    built = chain.build()
+    gate = built.block_inner()
+    try:
+        futures = [built.outer.submit(square, n) for n in range(10)]
+
+        bounded(built.outer.shutdown, wait=False, cancel_futures=True)
+    finally:
+        gate.set()
+
+    assert wait(futures, timeout=TIMEOUT).not_done == set()
+    assert [f for f in futures if not f.cancelled()] == []
+    assert surviving_library_threads(before) == []
+
+
 @every_chain
 def test_double_shutdown_is_harmless(chain, make):
     executor = make(chain).outer
@@ -346,7 +402,7 @@ def test_no_thread_started_by_the_library_survives_shutdown(chain, wait_):
     before = set(threading.enumerate())
     built = chain.build()
     try:
-        futures = [built.outer.submit(stress_work, n) for n in range(20)]
+        futures = [built.outer.submit(StressWork(), n) for n in range(20)]
         bounded(built.outer.shutdown, wait=wait_)
         assert wait(futures, timeout=TIMEOUT).not_done == set()
     finally:
@@ -366,24 +422,41 @@ def test_delegate_whose_submit_raises_fails_the_future_or_the_submit(chain):
     executor: Executor = chain.wrap(broken)
 
     for n in range(10):  # more than any limit of the chain: nothing stays taken
-        try:
-            future = executor.submit(square, n)
-        except OSError as error:
-            assert error is broken.error
-        else:
-            assert future.exception(timeout=TIMEOUT) is broken.error
+        future = submit_catching(executor, square, n)
+        assert future.exception(timeout=TIMEOUT) is broken.error
 
     bounded(executor.shutdown, wait=True)
     assert broken.shutdowns != []
 
 
-# -- stress -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "chain", WRAPPER_CHAINS, ids=lambda chain: f"flaky_submit.{chain.layers_id}"
+)
+def test_delegate_whose_submit_raises_sometimes_fails_only_those_futures(chain):
+    before = set(threading.enumerate())
+    flaky = FlakySubmitExecutor(Executors.thread_pool(max_workers=2, name="flaky"))
+    executor: Executor = chain.wrap(flaky)
+
+    futures = [submit_catching(executor, square, n) for n in range(30)]
+
+    assert wait(futures, timeout=TIMEOUT).not_done == set()
+    for n, future in enumerate(futures):
+        error = future.exception(timeout=0)
+        assert error is None or error is flaky.error
+        if error is None:
+            assert future.result(timeout=0) == n * n
+    bounded(executor.shutdown, wait=True)
+    assert surviving_library_threads(before) == []
+
+
+# -- stress --------------------------------------------------------------------------
 
 
 @every_chain
 def test_stress_random_cancels_leave_every_future_done(chain, make, caplog):
     caplog.set_level(logging.DEBUG)
     executor = make(chain).outer
+    work = StressWork()
     rng = random.Random(chain.id)
     agreed: list[Future[Any]] = []  # futures whose cancel() returned True
     later: queue.SimpleQueue[Future[Any] | None] = queue.SimpleQueue()
@@ -398,7 +471,7 @@ def test_stress_random_cancels_leave_every_future_done(chain, make, caplog):
     futures: list[Future[Any]] = []
     try:
         for n in range(STRESS_SUBMITS):
-            future = executor.submit(stress_work, n)
+            future = executor.submit(work, n)
             futures.append(future)
             draw = rng.random()
             if draw < 0.1 and future.cancel():
@@ -421,6 +494,10 @@ def test_stress_random_cancels_leave_every_future_done(chain, make, caplog):
         else:
             assert future.result(timeout=0) == n
     assert [f for f in agreed if not f.cancelled()] == []
+    if POLL_CANCEL_FN not in chain.layers:  # else the remote side is what is cancelled
+        position = {id(future): n for n, future in enumerate(futures)}
+        ran_anyway = {position[id(f)] for f in agreed} & work.ran
+        assert [n for n in ran_anyway if n % 10 != 7] == []  # 7s may be retried
     bounded(executor.shutdown, wait=True)
     assert invalid_state_errors(caplog.records) == []
     assert error_records(caplog.records) == []

@@ -234,3 +234,44 @@ def test_thread_pool_future_cancel_follows_the_standard_rules():
         assert queued.cancel()
         assert queued.cancelled()
         release.set()
+
+
+CHAINS = {
+    "poll": lambda pool: pool.with_poll(resolve_all, default_interval=0.01),
+    "poll.timeout.retry": lambda pool: (
+        pool.with_poll(resolve_all, default_interval=0.01).with_timeout(60).with_retry()
+    ),
+    "every wrapper": lambda pool: (
+        pool.with_poll(resolve_all, default_interval=0.01)
+        .with_timeout(60)
+        .with_retry()
+        .with_map(str)
+        .with_throttle(2)
+        .with_rate_limit(100)
+        .with_cancel_on_shutdown()
+        .with_flat_map(lambda value: Executors.sync().submit(str, value))
+    ),
+}
+
+
+@pytest.mark.parametrize("build", CHAINS.values(), ids=CHAINS.keys())
+def test_a_used_chain_is_freed_without_the_garbage_collector(build):
+    # No reference cycle between futures and executors: dropping the last reference
+    # frees the chain at once, and its poll thread can end.
+    import gc
+    import weakref
+
+    pool = Executors.thread_pool(2)
+    gc.disable()
+    try:
+        executor = build(pool)
+        future = executor.submit(square, 3)
+        future.result(timeout=TIMEOUT)
+        executor_ref, future_ref = weakref.ref(executor), weakref.ref(future)
+        del executor, future
+
+        assert executor_ref() is None
+        assert future_ref() is None
+    finally:
+        gc.enable()
+        pool.shutdown()

@@ -7,7 +7,7 @@ import math
 import random
 import threading
 from collections.abc import Iterator
-from concurrent.futures import CancelledError, Future, wait
+from concurrent.futures import CancelledError, Executor, Future, wait
 from typing import Any
 
 import pytest
@@ -433,17 +433,56 @@ def test_cancel_of_a_running_attempt_is_refused_and_stops_further_retries(
     assert str(future.exception(timeout=5)) == "attempt failed"
 
 
-def test_an_attempt_cancelled_on_the_delegate_cancels_the_future() -> None:
+def test_an_attempt_cancelled_by_an_inner_timeout_is_retried() -> None:
+    blocker = threading.Event()
+    retried: list[bool] = []
+
+    def release_the_pool(attempt: int, future: Future[Any], delay: float) -> None:
+        retried.append(future.cancelled())
+        blocker.set()  # the next attempt gets the worker
+
+    with Executors.thread_pool(max_workers=1) as single:
+        single.submit(blocker.wait, 5)
+        # The timeout cancels the first attempt, queued behind the blocker.
+        executor = single.with_timeout(0.01).with_retry(
+            sleep=0.001, before_sleep=release_the_pool
+        )
+        future = executor.submit(Flaky(failures=0))
+
+        assert future.result(timeout=5) == "ok"
+        assert retried == [True]
+
+
+def test_attempts_cancelled_every_time_end_cancelled_after_max_attempts() -> None:
     blocker = threading.Event()
     with Executors.thread_pool(max_workers=1) as single:
         single.submit(blocker.wait, 5)
-        # the timeout cancels the queued attempt; the retry does not retry that
-        executor = single.with_timeout(0.01).with_retry(sleep=0.001)
+        executor = single.with_timeout(0.01).with_retry(max_attempts=2, sleep=0.001)
         future = executor.submit(Flaky(failures=0))
 
         assert wait([future], timeout=5).done == {future}
         assert future.cancelled()
         blocker.set()
+
+
+def test_a_policy_reading_a_cancelled_attempt_does_not_retry_nor_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class ReadsTheException(RetryPolicy):
+        def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+            return future.exception() is not None  # raises for a cancelled attempt
+
+    cancelled: Future[str] = Future()
+    cancelled.cancel()
+
+    class CancellingDelegate(Executor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+            return cancelled
+
+    future = RetryExecutor(CancellingDelegate(), ReadsTheException()).submit(str)
+
+    assert future.cancelled()
+    assert caplog.records == []
 
 
 def test_running_reports_an_attempt_under_way(pool: ThreadPoolExecutor) -> None:

@@ -457,7 +457,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description="Publish objects through a remote task service and poll all "
-        "their tasks with one search request per interval."
+        "their tasks with one search request per interval; retry the publish "
+        "requests answered 503, and cancel the tasks not done in time."
     )
     parser.add_argument(
         "--tasks",

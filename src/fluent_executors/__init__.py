@@ -11,6 +11,7 @@ from ._future import ProxyFuture
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor
+from .dask import DaskExecutor
 from .executors import Executors
 from .futures import (
     f_and,
@@ -32,6 +33,7 @@ from .map import FlatMapExecutor, MapExecutor
 from .poll import CancelFn, PollDescriptor, PollExecutor, PollFn
 from .pools import ProcessPoolExecutor, ThreadPoolExecutor
 from .rate_limit import RateLimitExecutor
+from .ray import RayExecutor
 from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy
 from .sync import SyncExecutor
 from .throttle import ThrottleCount, ThrottleExecutor
@@ -44,6 +46,7 @@ __all__ = [
     "BoundCallable",
     "CancelFn",
     "CancelOnShutdownExecutor",
+    "DaskExecutor",
     "ExceptionRetryPolicy",
     "Executors",
     "FlatMapExecutor",
@@ -55,6 +58,7 @@ __all__ = [
     "ProcessPoolExecutor",
     "ProxyFuture",
     "RateLimitExecutor",
+    "RayExecutor",
     "RetryExecutor",
     "RetryPolicy",
     "SyncExecutor",

@@ -105,7 +105,12 @@ class ProxyFuture(Future[T]):
     # -- following an upstream future ---------------------------------------------
 
     def _follow(self, upstream: Future[Any]) -> None:
-        """Take on ``upstream``'s outcome when it is done; cancel it with this one."""
+        """Take on ``upstream``'s outcome when it is done; cancel it with this one.
+
+        Once this future is resolved it forgets ``upstream``: the upstream's done
+        callbacks refer to this future, so keeping it would make a reference cycle
+        of every chain, freed only by the garbage collector.
+        """
         self._upstream = upstream
         upstream.add_done_callback(self._upstream_done)
 
@@ -133,6 +138,7 @@ class ProxyFuture(Future[T]):
             self.set_result(result)
         except InvalidStateError:
             return False
+        self._upstream = None
         return True
 
     def _try_set_exception(
@@ -145,6 +151,7 @@ class ProxyFuture(Future[T]):
             self.set_exception(exception)
         except InvalidStateError:
             return False
+        self._upstream = None
         return True
 
     def _try_cancel(self) -> bool:
@@ -160,6 +167,7 @@ class ProxyFuture(Future[T]):
             for waiter in self._waiters:
                 waiter.add_cancelled(self)
             self._condition.notify_all()
+        self._upstream = None
         # Future's own hook (not in typeshed): runs callbacks and logs their errors.
         self._invoke_callbacks()  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
         return True
@@ -193,9 +201,8 @@ class ProxyFuture(Future[T]):
         By default it cancels the upstream future (if any) and agrees only if that
         worked. It must not raise.
         """
-        if self._upstream is None:
-            return True
-        return self._upstream.cancel()
+        upstream = self._upstream
+        return upstream is None or upstream.cancel()
 
     # -- running ----------------------------------------------------------------------
 
@@ -205,7 +212,8 @@ class ProxyFuture(Future[T]):
 
     def _is_running(self) -> bool:
         """Whether the work is under way, asked only while the future is not done."""
-        return self._upstream is not None and self._upstream.running()
+        upstream = self._upstream
+        return upstream is not None and upstream.running()
 
     # -- asyncio ----------------------------------------------------------------------
 

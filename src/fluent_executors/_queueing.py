@@ -97,7 +97,7 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Queue ``fn(*args, **kwargs)``; pass it on to the delegate in turn.
 
         Returns:
@@ -114,6 +114,10 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
         with self._cond:
             self._check_open()
             self._queue[future] = _Job(fn, args, kwargs)
+        metrics = self._metrics
+        if metrics is not None:
+            metrics.track(future)
+            metrics.queue_changed(1)
         self._pump()
         # Blocking inside _pump (from a done callback) would stop the queue for good.
         if self._block and not self._in_pump():
@@ -132,6 +136,8 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
             if self._queue.pop(future, None) is None:
                 return False
             shutdown_args = self._after_unqueue()
+        if self._metrics is not None:
+            self._metrics.queue_changed(-1)
         if shutdown_args is not None:
             shutdown_delegate(self._delegate, *shutdown_args)
         return True
@@ -179,6 +185,8 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
                 return False
             future, job = self._queue.popitem(last=False)
             shutdown_args = self._after_unqueue()
+        if self._metrics is not None:
+            self._metrics.queue_changed(-1)
         try:
             upstream = self._delegate.submit(job.fn, *job.args, **job.kwargs)
         except BaseException as error:
@@ -215,6 +223,7 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
         with self._cond:
             self._is_shutdown = True
             queued = list(self._queue) if cancel_futures else []
+        self._close_metrics()
         for future in queued:
             future.cancel()
         # Waiting inside _pump (from a done callback) would wait for ever; the

@@ -21,6 +21,7 @@ from typing_extensions import ParamSpec
 
 from ._chain import FluentExecutor
 from ._future import ProxyFuture
+from ._metrics import for_executor
 from ._wrapper import check_callable, check_name
 
 T = TypeVar("T")
@@ -63,7 +64,7 @@ class RemoteFuture(ProxyFuture[T], Generic[T, H]):
             if not cancelled:
                 self._handle = handle
         if cancelled:
-            self._executor._cancel_remote(handle)
+            self._cancel_hook_for(handle)
             return
         self._executor._add_done_callback(handle, self._hand_over)
 
@@ -107,6 +108,10 @@ class RemoteFuture(ProxyFuture[T], Generic[T, H]):
             self._cancel_requested = True
         if handle is None:  # not submitted yet (a racing shutdown) or resolved
             return True
+        return self._cancel_hook_for(handle)
+
+    def _cancel_hook_for(self, handle: H) -> bool:
+        """Ask the system to cancel the task of ``handle``; never raises."""
         try:
             return self._executor._cancel_remote(handle)
         except Exception:
@@ -154,6 +159,7 @@ class RemoteExecutor(FluentExecutor, Generic[H]):
             initializer=_mark_resolver,
             initargs=(self._token,),
         )
+        self._metrics = for_executor(self, kind, name)
 
     # -- what subclasses define ------------------------------------------------------
 
@@ -210,6 +216,8 @@ class RemoteExecutor(FluentExecutor, Generic[H]):
             raise
         future._attach(handle)
         future.add_done_callback(self._forget)
+        if self._metrics is not None:
+            self._metrics.track(future)
         return future
 
     def _forget(self, future: Future[Any]) -> None:
@@ -237,6 +245,8 @@ class RemoteExecutor(FluentExecutor, Generic[H]):
         with self._lock:
             self._is_shutdown = True
             pending = list(self._outstanding) if cancel_futures else []
+        if self._metrics is not None:
+            self._metrics.close()
         for future in pending:
             future.cancel()
         # A done callback (running in a resolver) that waited here would wait for

@@ -10,6 +10,7 @@ import threading
 from concurrent.futures import Executor
 
 from ._chain import FluentExecutor
+from ._metrics import ExecutorMetrics, for_executor
 
 
 def check_delegate(delegate: object) -> None:
@@ -97,6 +98,17 @@ class WrapperExecutor(FluentExecutor):
         self._logger = logger or logging.getLogger(type(self).__module__)
         self._shutdown_lock = threading.Lock()
         self._is_shutdown = False
+        self._metrics: ExecutorMetrics | None = None
+
+    def _open_metrics(self, kind: str) -> None:
+        """Start recording metrics labelled ``kind`` (``poll``, ``retry``, ...);
+        called once, at the end of the concrete class's ``__init__``."""
+        self._metrics = for_executor(self, kind, self._name)
+
+    def _close_metrics(self) -> None:
+        """Count the executor out of use; called by every ``shutdown``."""
+        if self._metrics is not None:
+            self._metrics.close()
 
     @property
     def delegate(self) -> Executor:
@@ -119,4 +131,5 @@ class WrapperExecutor(FluentExecutor):
         """
         with self._shutdown_lock:
             self._is_shutdown = True
+        self._close_metrics()
         shutdown_delegate(self._delegate, wait, cancel_futures)

@@ -78,6 +78,7 @@ class AsyncioExecutor(WrapperExecutor):
         if loop is not None:
             _check_loop("loop", loop)
         self._loop = loop
+        self._open_metrics("asyncio")
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -146,6 +147,9 @@ class AsyncioExecutor(WrapperExecutor):
         _check_loop("loop", loop)
         check_callable("fn", fn)
         self._check_open()
-        return asyncio.wrap_future(
+        future = asyncio.wrap_future(
             self._delegate.submit(fn, *args, **kwargs), loop=loop
         )
+        if self._metrics is not None:
+            self._metrics.track(future)
+        return future

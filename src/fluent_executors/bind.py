@@ -180,7 +180,7 @@ class BoundCallable(Generic[P, T]):
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> BoundCallable[P, Any]:
+    ) -> BoundCallable[P, T]:
         """Resolve the futures through a poll function: see
         :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
 

@@ -49,10 +49,11 @@ class CancelOnShutdownExecutor(WrapperExecutor):
         super().__init__(delegate, logger=logger, name=name)
         # A dict as an insertion-ordered set: O(1) add and remove.
         self._outstanding: dict[Future[Any], None] = {}
+        self._open_metrics("cancel_on_shutdown")
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Submit ``fn(*args, **kwargs)`` to the delegate.
 
         Returns:
@@ -72,6 +73,8 @@ class CancelOnShutdownExecutor(WrapperExecutor):
             closed = self._is_shutdown  # shutdown() ran during the delegate's submit
             if not closed:
                 self._outstanding[future] = None
+        if self._metrics is not None:
+            self._metrics.track(future)
         if closed:
             future.cancel()
         else:

@@ -102,7 +102,8 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
         cluster_options: keyword arguments of the embedded ``LocalCluster``
             (``n_workers``, ``threads_per_worker``, ``processes``,
             ``memory_limit``, ...), overriding ``processes=True`` and
-            ``dashboard_address=None``. Only without ``address`` and ``client``.
+            ``dashboard_address=None`` (no dashboard; the scheduler's health page
+            on a free port). Only without ``address`` and ``client``.
         submit_options: options of ``distributed.Client.submit`` applied to every
             task: ``workers``, ``resources``, ``retries``, ``priority``,
             ``allow_other_workers``, ``fifo_timeout``.
@@ -154,6 +155,13 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
             return client
         options: dict[str, Any] = {"processes": True, "dashboard_address": None}
         options.update(cluster_options or {})
+        if options["dashboard_address"] is None:
+            # Without a dashboard the scheduler still serves its health and metrics
+            # pages, by default on the dashboard's port: another cluster's port.
+            options["scheduler_kwargs"] = {
+                "dashboard_address": ":0",
+                **options.get("scheduler_kwargs", {}),
+            }
         self._cluster = dist.LocalCluster(**options)
         try:
             client = dist.Client(self._cluster, set_as_default=False)

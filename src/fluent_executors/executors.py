@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import ParamSpec
 
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor
+from .dask import DaskExecutor
 from .map import FlatMapExecutor, MapExecutor
 from .poll import CancelFn, PollExecutor, PollFn
 from .pools import ProcessPoolExecutor, ThreadPoolExecutor
 from .rate_limit import RateLimitExecutor
+from .ray import RayExecutor
 from .retry import RetryExecutor, RetryPolicy
 from .sync import SyncExecutor
 from .throttle import ThrottleCount, ThrottleExecutor
 from .timeout import TimeoutExecutor
+
+if TYPE_CHECKING:
+    import distributed
 
 __all__ = ["Executors"]
 
@@ -81,16 +86,95 @@ class Executors:
         return ProcessPoolExecutor(max_workers, *args, name=name, **kwargs)
 
     @staticmethod
-    def sync(name: str = "default") -> SyncExecutor:
+    def sync(
+        logger: logging.Logger | None = None, name: str = "default"
+    ) -> SyncExecutor:
         """Return a new :class:`~fluent_executors.SyncExecutor`, which runs each
         callable in the thread that submits it.
+
+        Args:
+            logger: accepted for compatibility with more-executors.
+            name: the executor's name, passed down the chains built on it.
 
         Raises:
             TypeError: ``name`` is not a ``str``.
 
         .. versionadded:: 0.1.0
         """
-        return SyncExecutor(name=name)
+        return SyncExecutor(logger, name)
+
+    @staticmethod
+    def dask(
+        address: str | None = None,
+        *,
+        client: distributed.Client | None = None,
+        name: str = "default",
+        cluster_options: Mapping[str, Any] | None = None,
+        **submit_options: Any,
+    ) -> DaskExecutor:
+        """Return a new :class:`~fluent_executors.DaskExecutor`, which runs
+        callables on a Dask cluster (install the ``dask`` extra).
+
+        With neither ``address`` nor ``client`` it starts an embedded
+        ``LocalCluster`` of worker processes, closed by its ``shutdown()``.
+
+        Args:
+            address: the address of a running Dask scheduler
+                (``"tcp://host:8786"``); its connection is closed on shutdown, the
+                cluster is left running.
+            client: a ``distributed.Client`` to use; never closed.
+            name: the executor's name, passed down the chains built on it.
+            cluster_options: keyword arguments of the embedded ``LocalCluster``.
+            submit_options: options of ``Client.submit`` for every task
+                (``workers``, ``resources``, ``retries``, ``priority``,
+                ``allow_other_workers``, ``fifo_timeout``).
+
+        Raises:
+            ImportError: Dask's ``distributed`` package is not installed.
+            TypeError: an argument has the wrong type, ``address`` and ``client``
+                are both given, or a submit option is not one of those above.
+            ValueError: ``address`` is empty; ``client`` is asynchronous or
+                closed.
+
+        .. versionadded:: 0.1.0
+        """
+        return DaskExecutor(
+            address,
+            client=client,
+            name=name,
+            cluster_options=cluster_options,
+            **submit_options,
+        )
+
+    @staticmethod
+    def ray(
+        *,
+        name: str = "default",
+        remote_options: Mapping[str, Any] | None = None,
+        **init_kwargs: Any,
+    ) -> RayExecutor:
+        """Return a new :class:`~fluent_executors.RayExecutor`, which runs callables
+        as Ray tasks (install the ``ray`` extra).
+
+        If Ray is not initialized in this process, it calls
+        ``ray.init(**init_kwargs)``, and the executor's ``shutdown()`` shuts Ray
+        down; otherwise it uses the running Ray and leaves it running.
+
+        Args:
+            name: the executor's name, passed down the chains built on it.
+            remote_options: options of the Ray tasks (``num_cpus``,
+                ``resources``, ``max_retries``, ...).
+            init_kwargs: arguments of ``ray.init()``.
+
+        Raises:
+            ImportError: Ray is not installed.
+            TypeError: ``name`` is not a ``str``; ``remote_options`` is not a
+                mapping.
+            ValueError: ``init_kwargs`` are given but Ray is already initialized.
+
+        .. versionadded:: 0.1.0
+        """
+        return RayExecutor(name=name, remote_options=remote_options, **init_kwargs)
 
     @staticmethod
     def with_poll(

@@ -31,6 +31,8 @@ class _MappingExecutor(WrapperExecutor, Generic[R, U]):
         U: the result type of the futures that ``submit`` returns.
     """
 
+    _kind = "map"  # the label of its metrics
+
     def __init__(
         self,
         delegate: Executor,
@@ -45,12 +47,13 @@ class _MappingExecutor(WrapperExecutor, Generic[R, U]):
             check_callable("error_fn", error_fn)
         self._fn = fn
         self._error_fn = error_fn
+        self._open_metrics(self._kind)
 
     # Executor.submit promises a Future of the callable's own return type; the whole
     # point of a mapping executor is to return a Future of the mapped type instead.
     def submit(  # type: ignore[override]
         self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[U]:
+    ) -> ProxyFuture[U]:
         """Submit ``fn(*args, **kwargs)`` to the delegate; map its outcome.
 
         Returns:
@@ -66,6 +69,8 @@ class _MappingExecutor(WrapperExecutor, Generic[R, U]):
         self._check_open()
         future = self._new_future()
         future._follow(self._delegate.submit(fn, *args, **kwargs))
+        if self._metrics is not None:
+            self._metrics.track(future)
         return future
 
     def _new_future(self) -> _MappingFuture[R, U]:
@@ -265,6 +270,8 @@ class FlatMapExecutor(_MappingExecutor["Future[U]", U]):
 
     .. versionadded:: 0.1.0
     """
+
+    _kind = "flat_map"
 
     def __init__(
         self,

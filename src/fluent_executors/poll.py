@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar, overload
 from typing_extensions import ParamSpec
 
 from ._future import ProxyFuture
+from ._metrics import ExecutorMetrics
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
@@ -122,7 +123,8 @@ class _PollFuture(ProxyFuture[T]):
 
     def _cancel_hook(self) -> bool:
         delegate = self._upstream
-        assert delegate is not None  # followed from submit() on
+        if delegate is None:  # resolved since cancel() looked
+            return False
         if delegate.cancel():  # still queued on the delegate
             return True
         if not delegate.done():  # running on the delegate: nothing to cancel remotely
@@ -150,12 +152,14 @@ class _Poller:
         default_interval: float,
         logger: logging.Logger,
         name: str,
+        metrics: ExecutorMetrics | None = None,
     ) -> None:
         self._poll_fn = poll_fn
         self._cancel_fn = cancel_fn
         self._default_interval = default_interval
         self._logger = logger
         self._name = name
+        self._metrics = metrics
         self._cond = threading.Condition(threading.Lock())
         # Dicts as insertion-ordered sets: O(1) add and remove, ordered snapshots.
         self._outstanding: dict[Future[Any], None] = {}  # submitted, not done
@@ -191,9 +195,9 @@ class _Poller:
         """Drop a done future from the bookkeeping (a done callback of each future)."""
         with self._cond:
             self._outstanding.pop(future, None)
-            descriptor = getattr(future, "_descriptor", None)
-            if descriptor is not None:
-                self._polled.pop(descriptor, None)
+            if isinstance(future, _PollFuture) and future._descriptor is not None:
+                self._polled.pop(future._descriptor, None)
+                future._descriptor = None  # it refers to the future: no cycle
             if self._closing and not self._outstanding:
                 self._cond.notify()
 
@@ -276,6 +280,7 @@ class _Poller:
                 self._wake = False
                 batch = list(self._polled)
             delay = self._poll(batch)
+            del batch  # not kept alive while the thread waits
             with self._cond:
                 self._deadline = time.monotonic() + delay if delay < math.inf else None
 
@@ -293,9 +298,13 @@ class _Poller:
 
     def _poll(self, batch: list[PollDescriptor[Any]]) -> float:
         """Call the poll function once; return the delay until the next poll."""
+        metrics = self._metrics
+        start = time.perf_counter() if metrics is not None else 0.0
         try:
             returned = self._poll_fn(batch)
         except BaseException as error:
+            if metrics is not None:
+                metrics.poll(time.perf_counter() - start, True)
             self._logger.warning(
                 "poll function of poll executor %r raised; failing the %d futures "
                 "it was given",
@@ -306,6 +315,8 @@ class _Poller:
             for descriptor in batch:
                 descriptor._future._try_set_exception(error)
             return self._default_interval
+        if metrics is not None:
+            metrics.poll(time.perf_counter() - start, False)
         return self._delay(returned)
 
     def _delay(self, returned: object) -> float:
@@ -407,18 +418,16 @@ class PollExecutor(WrapperExecutor):
         check_callable("poll_fn", poll_fn)
         if cancel_fn is not None:
             check_callable("cancel_fn", cancel_fn)
+        interval = check_non_negative("default_interval", default_interval)
+        self._open_metrics("poll")
         self._poller = _Poller(
-            poll_fn,
-            cancel_fn,
-            check_non_negative("default_interval", default_interval),
-            self._logger,
-            name,
+            poll_fn, cancel_fn, interval, self._logger, name, self._metrics
         )
         weakref.finalize(self, self._poller.close).atexit = False
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Submit ``fn(*args, **kwargs)`` to the delegate and poll its result.
 
         Returns:
@@ -440,6 +449,8 @@ class PollExecutor(WrapperExecutor):
             raise
         future.add_done_callback(self._poller.forget)
         future._follow(delegate_future)
+        if self._metrics is not None:
+            self._metrics.track(future)
         return future
 
     def notify(self) -> None:

@@ -11,6 +11,7 @@ from typing_extensions import ParamSpec
 
 from ._chain import FluentExecutor
 from ._future import ProxyFuture
+from ._metrics import ExecutorMetrics, for_executor
 from ._wrapper import check_name
 
 __all__ = ["ProcessPoolExecutor", "ThreadPoolExecutor"]
@@ -19,10 +20,12 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 
-def _proxy(future: Future[T]) -> ProxyFuture[T]:
+def _proxy(future: Future[T], metrics: ExecutorMetrics | None) -> ProxyFuture[T]:
     """The library's future for a standard one: same outcome, and awaitable."""
     proxy: ProxyFuture[T] = ProxyFuture()
     proxy._follow(future)
+    if metrics is not None:
+        metrics.track(proxy)
     return proxy
 
 
@@ -63,10 +66,11 @@ class ThreadPoolExecutor(concurrent.futures.ThreadPoolExecutor, FluentExecutor):
             initializer,
             initargs,
         )
+        self._metrics = for_executor(self, "thread_pool", name)
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Run ``fn(*args, **kwargs)`` in a worker thread.
 
         Returns:
@@ -76,7 +80,20 @@ class ThreadPoolExecutor(concurrent.futures.ThreadPoolExecutor, FluentExecutor):
         Raises:
             RuntimeError: the executor has been shut down.
         """
-        return _proxy(super().submit(fn, *args, **kwargs))
+        return _proxy(super().submit(fn, *args, **kwargs), self._metrics)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Shut down the pool, as the standard one does.
+
+        Args:
+            wait: if ``True``, return once the running callables have returned.
+            cancel_futures: if ``True``, cancel the futures that have not started.
+
+        Calling it more than once is harmless. New submits raise ``RuntimeError``.
+        """
+        if self._metrics is not None:
+            self._metrics.close()
+        super().shutdown(wait, cancel_futures=cancel_futures)
 
 
 class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor, FluentExecutor):
@@ -102,10 +119,11 @@ class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor, FluentExecutor
         check_name(name)
         self._name = name
         super().__init__(*args, **kwargs)
+        self._metrics = for_executor(self, "process_pool", name)
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Run ``fn(*args, **kwargs)`` in a worker process.
 
         Returns:
@@ -117,4 +135,18 @@ class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor, FluentExecutor
             RuntimeError: the executor has been shut down.
             concurrent.futures.process.BrokenProcessPool: a worker process died.
         """
-        return _proxy(super().submit(fn, *args, **kwargs))
+        return _proxy(super().submit(fn, *args, **kwargs), self._metrics)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Shut down the pool and its worker processes, as the standard one does.
+
+        Args:
+            wait: if ``True``, return once the running callables have returned and
+                the worker processes have ended.
+            cancel_futures: if ``True``, cancel the futures that have not started.
+
+        Calling it more than once is harmless. New submits raise ``RuntimeError``.
+        """
+        if self._metrics is not None:
+            self._metrics.close()
+        super().shutdown(wait, cancel_futures=cancel_futures)

@@ -87,6 +87,7 @@ class RateLimitExecutor(QueueingExecutor[float, _Call]):
         self._period = seconds
         self._calls: deque[_Call] = deque()  # the calls of the window, oldest first
         self._timer: _scheduler.TimerHandle | None = None
+        self._open_metrics("rate_limit")
 
     @property
     def max_calls(self) -> int:

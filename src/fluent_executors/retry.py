@@ -7,7 +7,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import CancelledError, Executor, Future
 from typing import Any, TypeVar
 
 from typing_extensions import ParamSpec
@@ -48,7 +48,11 @@ class RetryPolicy:
         Args:
             attempt: how many times the callable has been attempted so far, counting
                 from 1: ``1`` after the first attempt.
-            future: the delegate's future of the latest attempt; done, not cancelled.
+            future: the delegate's future of the latest attempt; done. It is
+                cancelled if something between this executor and the work cancelled
+                the attempt (a timeout executor inside this one): its
+                ``exception()`` then raises :class:`~concurrent.futures.CancelledError`,
+                which is read as "do not retry".
 
         Returns:
             ``True`` to retry; ``False`` to resolve the executor's future like
@@ -75,7 +79,8 @@ class RetryPolicy:
 
         Args:
             attempt: how many times the callable has been attempted, counting from 1.
-            future: the delegate's future of the latest attempt; done, not cancelled.
+            future: the delegate's future of the latest attempt; done, and
+                cancelled if a wrapper inside this executor cancelled it.
             elapsed: seconds since the first attempt was submitted.
 
         Returns:
@@ -174,7 +179,9 @@ class ExceptionRetryPolicy(RetryPolicy):
         ``max_attempts`` attempts have been made."""
         if attempt >= self._max_attempts:
             return False
-        exception = future.exception()
+        # An attempt cancelled inside this executor (a timeout) failed with
+        # CancelledError, an Exception: retried unless exception_base says otherwise.
+        exception = CancelledError() if future.cancelled() else future.exception()
         if exception is not None:
             return isinstance(exception, self._exception_base)
         return self._retry_on_result is not None and bool(
@@ -269,6 +276,9 @@ class _RetryFuture(ProxyFuture[T]):
             if self.done() or self._stopped:
                 return
             self._timer = None
+        metrics = self._executor._metrics
+        if metrics is not None:
+            metrics.retry_attempt()
         try:
             self._submit_attempt()
         except BaseException as error:
@@ -281,7 +291,7 @@ class _RetryFuture(ProxyFuture[T]):
             self._try_set_exception(error)
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
-        if upstream.cancelled() or self._stopped:
+        if self._stopped:  # our own cancel(): no more attempts
             self._try_copy(upstream)
             return
         elapsed = time.monotonic() - self._started
@@ -290,13 +300,15 @@ class _RetryFuture(ProxyFuture[T]):
             if delay is not None:
                 delay = check_non_negative("the retry delay", delay, finite=True)
         except BaseException as error:  # a future left pending would hang its waiters
-            self._executor._logger.exception(
-                "retry policy %r of retry executor %r raised; failing the future",
-                self._policy,
-                self._executor._name,
-            )
-            self._try_set_exception(error)
-            return
+            if not (isinstance(error, CancelledError) and upstream.cancelled()):
+                self._executor._logger.exception(
+                    "retry policy %r of retry executor %r raised; failing the future",
+                    self._policy,
+                    self._executor._name,
+                )
+                self._try_set_exception(error)
+                return
+            delay = None  # the policy read a cancelled attempt's outcome: no retry
         if delay is None:
             self._try_copy(upstream)
             return
@@ -387,6 +399,7 @@ class RetryExecutor(WrapperExecutor):
         self._outstanding: dict[Future[Any], None] = {}  # submitted, not yet done
         self._idle = threading.Condition(self._shutdown_lock)
         self._deferred_shutdown: bool | None = None  # cancel_futures, once idle
+        self._open_metrics("retry")
 
     @property
     def retry_policy(self) -> RetryPolicy:
@@ -395,7 +408,7 @@ class RetryExecutor(WrapperExecutor):
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Submit ``fn(*args, **kwargs)``, retried as :attr:`retry_policy` decides.
 
         Returns:
@@ -416,7 +429,7 @@ class RetryExecutor(WrapperExecutor):
         /,
         *args: P.args,
         **kwargs: P.kwargs,
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Submit ``fn(*args, **kwargs)``, retried as ``retry_policy`` decides.
 
         Args:
@@ -449,6 +462,8 @@ class RetryExecutor(WrapperExecutor):
             self._forget(future)
             raise
         future.add_done_callback(self._forget)
+        if self._metrics is not None:
+            self._metrics.track(future)
         return future
 
     def _forget(self, future: Future[Any]) -> None:
@@ -482,6 +497,7 @@ class RetryExecutor(WrapperExecutor):
         with self._idle:
             self._is_shutdown = True
             outstanding = list(self._outstanding) if cancel_futures else []
+        self._close_metrics()
         for future in outstanding:
             future.cancel()
         with self._idle:

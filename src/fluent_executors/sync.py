@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from typing import TypeVar
 
 from typing_extensions import ParamSpec
 
 from ._chain import FluentExecutor
 from ._future import ProxyFuture
+from ._metrics import for_executor
 from ._wrapper import check_callable, check_name
 
 __all__ = ["SyncExecutor"]
@@ -30,6 +32,7 @@ class SyncExecutor(FluentExecutor):
     It starts no thread.
 
     Args:
+        logger: accepted for compatibility with more-executors; nothing is logged.
         name: the executor's name.
 
     Raises:
@@ -38,14 +41,17 @@ class SyncExecutor(FluentExecutor):
     .. versionadded:: 0.1.0
     """
 
-    def __init__(self, name: str = "default") -> None:
+    def __init__(
+        self, logger: logging.Logger | None = None, name: str = "default"
+    ) -> None:
         check_name(name)
         self._name = name
         self._is_shutdown = False
+        self._metrics = for_executor(self, "sync", name)
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Run ``fn(*args, **kwargs)`` now and return its outcome as a done future.
 
         Returns:
@@ -59,12 +65,16 @@ class SyncExecutor(FluentExecutor):
         if self._is_shutdown:
             raise RuntimeError("cannot schedule new futures after shutdown")
         future: ProxyFuture[T] = ProxyFuture()
+        metrics = self._metrics
+        start = time.perf_counter() if metrics is not None else 0.0
         try:
             result = fn(*args, **kwargs)
         except Exception as error:
             future._try_set_exception(error)
         else:
             future._try_set_result(result)
+        if metrics is not None:
+            metrics.track(future, start)
         return future
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
@@ -73,3 +83,5 @@ class SyncExecutor(FluentExecutor):
         Calling it more than once is harmless.
         """
         self._is_shutdown = True
+        if self._metrics is not None:
+            self._metrics.close()

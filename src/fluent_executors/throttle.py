@@ -87,6 +87,7 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool]):
         self._last_good: int | None = count if isinstance(count, int) else 1
         self._warned = False  # about the count callable, since its last good value
         self._running = 0  # futures passed to the delegate and not yet done
+        self._open_metrics("throttle")
 
     @property
     def count(self) -> ThrottleCount:

@@ -30,6 +30,9 @@ class _TimeoutFuture(ProxyFuture[T]):
 
     def _expire(self) -> None:
         """Runs in the scheduler thread once the timeout has passed."""
+        metrics = self._executor._metrics
+        if metrics is not None:
+            metrics.timeout_fired()
         cancelled = self.cancel()
         self._executor._logger.debug(
             "timeout executor %r: future not done after %s s; %s",
@@ -81,6 +84,7 @@ class TimeoutExecutor(WrapperExecutor):
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
         self._timeout = check_non_negative("timeout", timeout)
+        self._open_metrics("timeout")
 
     @property
     def timeout(self) -> float:
@@ -89,7 +93,7 @@ class TimeoutExecutor(WrapperExecutor):
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Submit ``fn(*args, **kwargs)`` to the delegate, with :attr:`timeout`.
 
         Returns:
@@ -105,7 +109,7 @@ class TimeoutExecutor(WrapperExecutor):
 
     def submit_timeout(
         self, timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         """Submit ``fn(*args, **kwargs)`` with a timeout of its own.
 
         Args:
@@ -131,7 +135,7 @@ class TimeoutExecutor(WrapperExecutor):
 
     def _submit(
         self, timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> Future[T]:
+    ) -> ProxyFuture[T]:
         check_callable("fn", fn)
         self._check_open()
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
@@ -139,4 +143,6 @@ class TimeoutExecutor(WrapperExecutor):
         if timeout < math.inf and not future.done():
             timer = call_later(timeout, future._expire)
             future.add_done_callback(lambda _: timer.cancel())
+        if self._metrics is not None:
+            self._metrics.track(future)
         return future

@@ -26,6 +26,7 @@ from fluent_executors import (
     PollDescriptor,
     PollExecutor,
     ProcessPoolExecutor,
+    ProxyFuture,
     RateLimitExecutor,
     RetryExecutor,
     RetryPolicy,
@@ -37,11 +38,9 @@ from fluent_executors import (
     f_return,
 )
 
-# What the submit of the library's own executors (sync, every wrapper but asyncio's)
-# is annotated to return. Future today; ProxyFuture if submit's annotations are
-# narrowed to what it returns (see the last section), which is then the one line to
-# change here.
-ExecutorFuture = Future
+# What submit is annotated to return on the library's executors (the pools, sync,
+# every wrapper but asyncio's): the library's own future, which is awaitable.
+ExecutorFuture = ProxyFuture
 
 
 def work(task: int, *, scale: float = 1.0) -> str:
@@ -85,8 +84,8 @@ def check_base_executors() -> None:
     assert_type(Executors.sync(), SyncExecutor)
     assert_type(Executors.sync(name="sync"), SyncExecutor)
 
-    assert_type(Executors.thread_pool().submit(work, 1), Future[str])
-    assert_type(Executors.process_pool().submit(work, 1), Future[str])
+    assert_type(Executors.thread_pool().submit(work, 1), ExecutorFuture[str])
+    assert_type(Executors.process_pool().submit(work, 1), ExecutorFuture[str])
     assert_type(Executors.sync().submit(work, 1), ExecutorFuture[str])
     assert_type(Executors.sync().submit(work, 1, scale=2.0), ExecutorFuture[str])
     assert_type(Executors.sync().submit(parse, "1.5"), ExecutorFuture[float])
@@ -241,6 +240,7 @@ def check_with_cancel_on_shutdown(base: ThreadPoolExecutor) -> None:
 def check_with_poll(base: ThreadPoolExecutor) -> None:
     assert_type(base.with_poll(poll_tasks), PollExecutor)
     assert_type(base.with_poll(poll_tasks, cancel_task, 2.0), PollExecutor)
+    assert_type(base.with_poll(poll_tasks, name="tasks"), PollExecutor)
     assert_type(
         Executors.with_poll(base, poll_tasks, cancel_fn=cancel_task), PollExecutor
     )
@@ -357,8 +357,12 @@ def check_outer_wrappers_keep_an_inner_maps_type() -> None:
 
 async def check_wrapper_futures_are_awaitable() -> None:
     # docs/asyncio.rst: "Every ProxyFuture - the futures of the wrapper executors
-    # and of the future combinators - can be awaited in a coroutine."
+    # and of the future combinators - can be awaited in a coroutine"; and the
+    # pools' submit: "A Future[T] of the library (ProxyFuture), which can also be
+    # awaited in a coroutine."
     base = Executors.thread_pool()
+    assert_type(await base.submit(work, 1), str)
+    assert_type(await Executors.process_pool().submit(work, 1), str)
     assert_type(await base.with_retry().submit(work, 1), str)
     assert_type(await base.with_timeout(1.0).submit(work, 1), str)
     assert_type(await base.with_map(parse).submit(work, 1), float)

@@ -19,11 +19,12 @@ from fluent_executors import (
     PollDescriptor,
     PollExecutor,
     PollFn,
+    ProxyFuture,
 )
 
-# What the submit of the library's own executors is annotated to return; see
-# check_executors.py.
-ExecutorFuture = Future
+# What submit is annotated to return on the library's executors (the pools, sync,
+# every wrapper but asyncio's): the library's own future, which is awaitable.
+ExecutorFuture = ProxyFuture
 
 
 def start_task(name: str) -> int:

@@ -1,0 +1,290 @@
+"""The cost of metrics per future: a chain with the metric extras absent, installed
+but turned off, and recording into each backend, side by side.
+
+Run it with ``python bench/metrics_overhead.py`` (``--help`` for the options); with
+the default sizes it takes about two minutes. The modes that need a package which is
+not installed (``prometheus-client``, ``opentelemetry-api``, ``opentelemetry-sdk``)
+are reported as such and skipped.
+
+The backends are chosen once, when ``fluent_executors`` is imported, so every mode
+runs in an interpreter of its own (this script, with ``--child MODE``):
+
+``absent``
+    ``prometheus_client`` and ``opentelemetry`` cannot be imported (they are
+    blocked in ``sys.modules``): a user without the ``prometheus`` and ``otel``
+    extras. The baseline.
+``off``
+    Both installed, ``FLUENT_EXECUTORS_METRICS=0``.
+``prometheus``
+    ``FLUENT_EXECUTORS_METRICS=prometheus``: recording into the default registry.
+``otel-api``
+    ``FLUENT_EXECUTORS_METRICS=otel`` and no meter provider set: the API's no-op
+    instruments, what a library user pays when the application configures no SDK.
+``otel-sdk``
+    ``FLUENT_EXECUTORS_METRICS=otel`` with the SDK's ``MeterProvider`` and an
+    ``InMemoryMetricReader`` (aggregating, never exporting).
+``both``
+    Prometheus and the OpenTelemetry SDK at once.
+
+In each interpreter, N trivial callables go through a bare
+``concurrent.futures.ThreadPoolExecutor(8)`` and through the chain
+``Executors.thread_pool(8).with_map(f).with_retry().with_timeout(60)`` (four layers,
+so four futures recorded per callable), alternately, ``--inner`` times each. From the
+first submit to all done, two times are taken, divided by N: the wall time
+(:func:`time.perf_counter`), and the CPU time of the whole process, all its threads
+(:func:`time.process_time`), which a busy machine disturbs much less. The parent runs
+every mode once per round, rotating their order from round to round, and reports
+the medians over ``--rounds`` rounds, and each ratio as the median of the ratios
+within a round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future
+from typing import Any
+
+WORKERS = 8
+TIMEOUT = 60.0
+ENV_VAR = "FLUENT_EXECUTORS_METRICS"
+
+# mode: (FLUENT_EXECUTORS_METRICS, block the packages, set up the OpenTelemetry SDK)
+MODES: dict[str, tuple[str, bool, bool]] = {
+    "absent": ("1", True, False),
+    "off": ("0", False, False),
+    "prometheus": ("prometheus", False, False),
+    "otel-api": ("otel", False, False),
+    "otel-sdk": ("otel", False, True),
+    "both": ("prometheus,otel", False, True),
+}
+REQUIRES = {
+    "absent": (),
+    "off": (),
+    "prometheus": ("prometheus_client",),
+    "otel-api": ("opentelemetry.metrics",),
+    "otel-sdk": ("opentelemetry.sdk.metrics",),
+    "both": ("prometheus_client", "opentelemetry.sdk.metrics"),
+}
+
+
+def _task(i: int) -> int:
+    return i
+
+
+def _increment(result: int) -> int:
+    return result + 1
+
+
+# -- the child: one mode, in its own interpreter --------------------------------------
+
+
+def child(mode: str, n: int, inner: int) -> dict[str, Any]:
+    """Set up ``mode``, import the library, time bare and chain ``inner`` times."""
+    _, block, sdk = MODES[mode]
+    if block:
+        sys.modules["prometheus_client"] = None  # type: ignore[assignment]
+        sys.modules["opentelemetry"] = None  # type: ignore[assignment]
+    if sdk:
+        from opentelemetry import metrics
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+        metrics.set_meter_provider(
+            MeterProvider(metric_readers=[InMemoryMetricReader()])
+        )
+
+    import concurrent.futures
+    import gc
+
+    from fluent_executors import Executors, _metrics
+
+    def make_bare() -> Executor:
+        return concurrent.futures.ThreadPoolExecutor(WORKERS)
+
+    def make_chain() -> Executor:
+        return (
+            Executors.thread_pool(WORKERS, name="bench")
+            .with_map(_increment)
+            .with_retry()
+            .with_timeout(TIMEOUT)
+        )
+
+    def run(make: Callable[[], Executor], offset: int) -> tuple[float, float]:
+        executor = make()
+        gc.collect()
+        try:
+            start, start_cpu = time.perf_counter(), time.process_time()
+            futures: list[Future[int]] = [executor.submit(_task, i) for i in range(n)]
+            _, not_done = concurrent.futures.wait(futures)
+            elapsed = time.perf_counter() - start
+            cpu = time.process_time() - start_cpu
+        finally:
+            executor.shutdown(wait=True)
+        if not_done or any(f.result() != i + offset for i, f in enumerate(futures)):
+            raise AssertionError(f"{mode}: a future is pending or wrong")
+        return elapsed / n, cpu / n
+
+    runs: dict[str, list[tuple[float, float]]] = {"bare": [], "chain": []}
+    run(make_chain, 1)  # warm up: imports, the scheduler thread
+    for _ in range(inner):
+        runs["bare"].append(run(make_bare, 0))
+        runs["chain"].append(run(make_chain, 1))
+    result: dict[str, Any] = {"backends": list(_metrics.BACKENDS)}
+    for contender, times in runs.items():
+        result[contender] = statistics.median(wall for wall, _ in times)
+        result[f"{contender}_cpu"] = statistics.median(cpu for _, cpu in times)
+    return result
+
+
+# -- the parent: every mode, side by side ---------------------------------------------
+
+
+def _available(mode: str) -> bool:
+    import importlib.util
+
+    for module in REQUIRES[mode]:
+        try:
+            if importlib.util.find_spec(module) is None:
+                return False
+        except ModuleNotFoundError:
+            return False
+    return True
+
+
+def run_child(mode: str, n: int, inner: int) -> dict[str, Any]:
+    env = {**os.environ, ENV_VAR: MODES[mode][0]}
+    completed = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            mode,
+            "--n",
+            str(n),
+            "--inner",
+            str(inner),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"mode {mode} failed:\n{completed.stderr}")
+    result: dict[str, Any] = json.loads(completed.stdout)
+    return result
+
+
+def measure(
+    modes: Sequence[str], n: int, rounds: int, inner: int
+) -> dict[str, list[dict[str, Any]]]:
+    results: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+    for round_ in range(rounds):
+        shift = round_ % len(modes)
+        for mode in list(modes[shift:]) + list(modes[:shift]):
+            result = run_child(mode, n, inner)
+            results[mode].append(result)
+            print(
+                f"  round {round_ + 1}/{rounds}  {mode:<10}  "
+                f"bare {result['bare'] * 1e6:7.2f} us  "
+                f"chain {result['chain'] * 1e6:7.2f} us  "
+                f"chain cpu {result['chain_cpu'] * 1e6:7.2f} us",
+                file=sys.stderr,
+                flush=True,
+            )
+    return results
+
+
+def _paired_ratio(
+    runs: list[dict[str, Any]], baseline: list[dict[str, Any]], key: str
+) -> float:
+    """The median over rounds of ``run[key] / baseline[key]``, both of one round."""
+    return statistics.median(
+        float(run[key]) / float(base[key])
+        for run, base in zip(runs, baseline, strict=True)
+    )
+
+
+def _median_us(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(float(run[key]) for run in runs) * 1e6
+
+
+def report(
+    results: dict[str, list[dict[str, Any]]], n: int, rounds: int, inner: int
+) -> None:
+    print(
+        f"Python {platform.python_version()} on {platform.system()} "
+        f"{platform.machine()}, {os.cpu_count()} CPUs; N={n:,}; median of {rounds} "
+        f"rounds, each the median of {inner} runs"
+    )
+    print(
+        f"chain: thread_pool({WORKERS}).with_map(f).with_retry()"
+        f".with_timeout({TIMEOUT:g}); microseconds per future, wall and CPU"
+    )
+    print()
+    header = (
+        f"{'mode':<10}  {'backends':<15}  {'bare':>6}  {'chain':>6}  {'vs absent':>9}"
+        f"  {'bare cpu':>8}  {'chain cpu':>9}  {'vs absent':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    baseline = results.get("absent")
+    for mode, runs in results.items():
+        ratios = [
+            "-" if baseline is None else f"{_paired_ratio(runs, baseline, key):.2f}x"
+            for key in ("chain", "chain_cpu")
+        ]
+        backends = ",".join(runs[0]["backends"]) or "none"
+        print(
+            f"{mode:<10}  {backends:<15}  {_median_us(runs, 'bare'):6.1f}  "
+            f"{_median_us(runs, 'chain'):6.1f}  {ratios[0]:>9}  "
+            f"{_median_us(runs, 'bare_cpu'):8.1f}  {_median_us(runs, 'chain_cpu'):9.1f}"
+            f"  {ratios[1]:>9}"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Cost per future of the chain thread_pool(8).with_map(f)"
+        ".with_retry().with_timeout(60) without metrics and with each backend.",
+    )
+    parser.add_argument("--n", type=int, default=20_000, help="callables per run")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds (default: 3)")
+    parser.add_argument(
+        "--inner", type=int, default=3, help="runs per mode and round (default: 3)"
+    )
+    parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help=f"comma-separated modes (default: {','.join(MODES)})",
+    )
+    parser.add_argument("--child", choices=list(MODES), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.n, args.inner)))
+        return 0
+    if min(args.n, args.rounds, args.inner) < 1:
+        parser.error("--n, --rounds and --inner must be >= 1")
+    modes = [mode for mode in args.modes.split(",") if mode]
+    unknown = [mode for mode in modes if mode not in MODES]
+    if unknown:
+        parser.error(f"unknown modes {unknown}; expected some of {list(MODES)}")
+    for mode in [mode for mode in modes if not _available(mode)]:
+        print(f"{mode}: {', '.join(REQUIRES[mode])} not installed, skipped")
+        modes.remove(mode)
+    report(
+        measure(modes, args.n, args.rounds, args.inner), args.n, args.rounds, args.inner
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

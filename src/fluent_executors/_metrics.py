@@ -1,0 +1,670 @@
+"""Metrics of the executors, read by Prometheus and OpenTelemetry if installed.
+
+The backends are chosen once, when this module is imported:
+
+- ``prometheus``, if ``prometheus_client`` can be imported (the ``prometheus`` extra):
+  a collector is registered in its default registry, ``prometheus_client.REGISTRY``;
+- ``otel``, if ``opentelemetry.metrics`` can be imported (the ``otel`` extra): the
+  instruments come from ``metrics.get_meter("fluent_executors", version)``, so they
+  record into whatever meter provider the application sets, before or after this
+  import, and into the API's no-op one until then;
+- none at all if neither can be imported, or if the environment variable
+  ``FLUENT_EXECUTORS_METRICS`` is ``0`` (``false``, ``off``, ``no``). It may also
+  name the backends to use: ``prometheus``, ``otel`` or ``prometheus,otel``.
+
+Without a backend, :func:`for_executor` returns ``None`` and the executors keep
+``None`` as their ``_metrics``: their per-future paths test that attribute and call
+nothing else, so that disabled metrics cost one ``is not None`` per hook.
+
+With one, each executor asks :func:`for_executor` once, at the end of its
+construction, for an :class:`ExecutorMetrics`, through which it records into the
+:class:`_Tally` of its kind and name: plain integers (and the bucket counts of two
+histograms) under one lock, one short critical section per event. The backends read
+the tallies when they collect: Prometheus through a custom collector, OpenTelemetry
+through observable instruments. Only the durations are also recorded into
+OpenTelemetry as they happen, since it has no observable histogram. So an event costs
+the same whichever backends are on, and both report the same numbers.
+
+Each executor tracks the futures that its ``submit`` returns, and only those: each
+layer of a chain counts its own futures, under its own kind.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from functools import partial
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from opentelemetry import metrics as otel_metrics
+    from prometheus_client.metrics_core import Metric
+
+__all__ = ["BACKENDS", "ENABLED", "ENV_VAR", "ExecutorMetrics", "for_executor"]
+
+logger = logging.getLogger(__name__)
+
+ENV_VAR = "FLUENT_EXECUTORS_METRICS"
+"""The environment variable that turns metrics off (``0``) or picks the backends."""
+
+# Upper bounds of the histogram buckets, in seconds. Futures range from a queued
+# no-op to a remote task of an hour; a poll is typically one request to a service.
+FUTURE_BUCKETS = (
+    *(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5),
+    *(1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0),
+)
+POLL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+_OFF = {"0", "false", "off", "no"}
+_ALL = {"", "1", "true", "on", "yes"}
+_ALIASES = {"prometheus": "prometheus", "otel": "otel", "opentelemetry": "otel"}
+
+# The kinds of executor that use each family of their own: their series exist (at
+# zero) from the executor's creation on, so that rate() and alerts see them at once.
+# Other kinds report such a family only if it is not zero.
+_POLL_KINDS = frozenset({"poll"})
+_RETRY_KINDS = frozenset({"retry"})
+_QUEUE_KINDS = frozenset({"throttle", "rate_limit"})
+_TIMEOUT_KINDS = frozenset({"timeout"})
+
+
+# -- the tallies: what the executors record into ----------------------------------
+
+
+class _Histogram:
+    """Bucket counts and a sum of seconds; guarded by its tally's lock."""
+
+    __slots__ = ("bounds", "counts", "total")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)  # the last one: above every bound
+        self.total = 0.0
+
+    def observe(self, seconds: float) -> None:
+        # A bucket holds the values <= its bound, as Prometheus's "le" says.
+        self.counts[bisect.bisect_left(self.bounds, seconds)] += 1
+        self.total += seconds
+
+    def copy(self) -> _Histogram:
+        copy = _Histogram(self.bounds)
+        copy.counts = list(self.counts)
+        copy.total = self.total
+        return copy
+
+
+class _Tally:
+    """The counts of the executors of one kind and name. Every field is read and
+    written under ``lock``."""
+
+    __slots__ = (
+        "attributes",
+        "executors_closed",
+        "executors_created",
+        "future_seconds",
+        "futures_cancelled",
+        "futures_created",
+        "futures_done",
+        "futures_failed",
+        "kind",
+        "lock",
+        "name",
+        "poll_calls",
+        "poll_errors",
+        "poll_seconds",
+        "queue_length",
+        "retry_attempts",
+        "timeouts",
+    )
+
+    def __init__(self, kind: str, name: str) -> None:
+        self.kind = kind
+        self.name = name
+        self.attributes = {"executor.kind": kind, "executor.name": name}
+        self.lock = threading.Lock()
+        self.executors_created = 0
+        self.executors_closed = 0
+        self.futures_created = 0
+        self.futures_done = 0
+        self.futures_cancelled = 0
+        self.futures_failed = 0
+        self.future_seconds = _Histogram(FUTURE_BUCKETS)
+        self.poll_calls = 0
+        self.poll_errors = 0
+        self.poll_seconds = _Histogram(POLL_BUCKETS)
+        self.retry_attempts = 0
+        self.queue_length = 0
+        self.timeouts = 0
+
+
+class _Store:
+    """Every tally, by kind and name; tallies are never removed (like the label
+    children of a Prometheus metric)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tallies: dict[tuple[str, str], _Tally] = {}
+
+    def tally(self, kind: str, name: str) -> _Tally:
+        with self._lock:
+            tally = self._tallies.get((kind, name))
+            if tally is None:
+                tally = self._tallies[kind, name] = _Tally(kind, name)
+            return tally
+
+    def tallies(self) -> list[_Tally]:
+        with self._lock:
+            return list(self._tallies.values())
+
+
+class _Family(NamedTuple):
+    """One metric that a tally holds as a number."""
+
+    prometheus: str  # without the _total of counters, which prometheus_client adds
+    otel: str
+    counter: bool  # else a gauge (an up-down counter in OpenTelemetry)
+    unit: str  # of OpenTelemetry
+    description: str
+    read: Callable[[_Tally], int]
+    kinds: frozenset[str] | None  # those that report it at zero; None: every kind
+
+
+FAMILIES = (
+    _Family(
+        "fluent_executors_executors_created",
+        "fluent_executors.executors.created",
+        True,
+        "{executor}",
+        "Executors created.",
+        lambda t: t.executors_created,
+        None,
+    ),
+    _Family(
+        "fluent_executors_executors_in_use",
+        "fluent_executors.executors.in_use",
+        False,
+        "{executor}",
+        "Executors created and neither shut down nor garbage-collected.",
+        lambda t: t.executors_created - t.executors_closed,
+        None,
+    ),
+    _Family(
+        "fluent_executors_futures_created",
+        "fluent_executors.futures.created",
+        True,
+        "{future}",
+        "Futures returned by submit.",
+        lambda t: t.futures_created,
+        None,
+    ),
+    _Family(
+        "fluent_executors_futures_in_progress",
+        "fluent_executors.futures.in_progress",
+        False,
+        "{future}",
+        "Futures returned by submit and not yet done.",
+        lambda t: t.futures_created - t.futures_done,
+        None,
+    ),
+    _Family(
+        "fluent_executors_futures_cancelled",
+        "fluent_executors.futures.cancelled",
+        True,
+        "{future}",
+        "Futures that ended cancelled.",
+        lambda t: t.futures_cancelled,
+        None,
+    ),
+    _Family(
+        "fluent_executors_futures_failed",
+        "fluent_executors.futures.failed",
+        True,
+        "{future}",
+        "Futures that ended with an exception.",
+        lambda t: t.futures_failed,
+        None,
+    ),
+    _Family(
+        "fluent_executors_poll_calls",
+        "fluent_executors.poll.calls",
+        True,
+        "{call}",
+        "Calls of the poll function.",
+        lambda t: t.poll_calls,
+        _POLL_KINDS,
+    ),
+    _Family(
+        "fluent_executors_poll_errors",
+        "fluent_executors.poll.errors",
+        True,
+        "{call}",
+        "Calls of the poll function that raised.",
+        lambda t: t.poll_errors,
+        _POLL_KINDS,
+    ),
+    _Family(
+        "fluent_executors_retry_attempts",
+        "fluent_executors.retry.attempts",
+        True,
+        "{attempt}",
+        "Attempts after the first: callables submitted again by a retry.",
+        lambda t: t.retry_attempts,
+        _RETRY_KINDS,
+    ),
+    _Family(
+        "fluent_executors_throttle_queue_length",
+        "fluent_executors.throttle.queue_length",
+        False,
+        "{call}",
+        "Callables waiting in the queue of a throttle or rate limit.",
+        lambda t: t.queue_length,
+        _QUEUE_KINDS,
+    ),
+    _Family(
+        "fluent_executors_timeouts",
+        "fluent_executors.timeouts",
+        True,
+        "{timeout}",
+        "Timeouts that expired before their future was done.",
+        lambda t: t.timeouts,
+        _TIMEOUT_KINDS,
+    ),
+)
+
+
+class _HistogramFamily(NamedTuple):
+    """One metric that a tally holds as a histogram of seconds."""
+
+    prometheus: str
+    otel: str
+    description: str
+    read: Callable[[_Tally], _Histogram]
+    kinds: frozenset[str] | None
+    bounds: tuple[float, ...]
+
+
+FUTURE_DURATION = _HistogramFamily(
+    "fluent_executors_future_duration_seconds",
+    "fluent_executors.future.duration",
+    "Seconds from submit to the end of a future, whatever its outcome.",
+    lambda t: t.future_seconds,
+    None,
+    FUTURE_BUCKETS,
+)
+POLL_DURATION = _HistogramFamily(
+    "fluent_executors_poll_duration_seconds",
+    "fluent_executors.poll.duration",
+    "Seconds spent in each call of the poll function.",
+    lambda t: t.poll_seconds,
+    _POLL_KINDS,
+    POLL_BUCKETS,
+)
+HISTOGRAMS = (FUTURE_DURATION, POLL_DURATION)
+
+
+def _reported(family: _Family | _HistogramFamily, tally: _Tally, value: float) -> bool:
+    """Whether a reader reports ``value`` of ``family`` for ``tally``."""
+    return value != 0 or family.kinds is None or tally.kind in family.kinds
+
+
+# -- what the executors call ------------------------------------------------------
+
+DurationRecorder = Callable[[float], object]
+"""Records one duration in seconds into OpenTelemetry, with an executor's
+attributes."""
+
+
+class ExecutorMetrics:
+    """What an executor records through; one per executor, made by
+    :func:`for_executor`.
+
+    Creating it counts the executor as created and in use; :meth:`close` (at its
+    first shutdown) or its collection counts it out of use, once. Every method is
+    thread-safe, quick, and never raises.
+    """
+
+    __slots__ = ("_finalizer", "_record_future", "_record_poll", "_tally")
+
+    def __init__(
+        self,
+        executor: object,
+        tally: _Tally,
+        record_future: DurationRecorder | None,
+        record_poll: DurationRecorder | None,
+    ) -> None:
+        self._tally = tally
+        self._record_future = record_future
+        self._record_poll = record_poll
+        with tally.lock:
+            tally.executors_created += 1
+        # Called at most once: by close(), or when the executor is collected.
+        self._finalizer = weakref.finalize(executor, _count_closed, tally)
+        self._finalizer.atexit = False
+
+    def close(self) -> None:
+        """Count the executor out of use; later calls do nothing."""
+        self._finalizer()
+
+    def track(
+        self, future: Future[Any] | asyncio.Future[Any], start: float | None = None
+    ) -> None:
+        """Count ``future``, which the executor's ``submit`` is about to return, as
+        created and in progress until it is done.
+
+        Args:
+            future: the future handed to the caller of ``submit``.
+            start: when it was created (:func:`time.perf_counter`); default now.
+        """
+        tally = self._tally
+        with tally.lock:
+            tally.futures_created += 1
+        future.add_done_callback(
+            partial(self._future_done, time.perf_counter() if start is None else start)
+        )
+
+    def _future_done(
+        self, start: float, future: Future[Any] | asyncio.Future[Any]
+    ) -> None:
+        seconds = time.perf_counter() - start
+        cancelled = future.cancelled()
+        failed = not cancelled and future.exception() is not None
+        tally = self._tally
+        with tally.lock:
+            tally.futures_done += 1
+            tally.futures_cancelled += cancelled
+            tally.futures_failed += failed
+            tally.future_seconds.observe(seconds)
+        if self._record_future is not None:
+            self._record_future(seconds)
+
+    def poll(self, seconds: float, error: bool) -> None:
+        """The poll function was called once, for ``seconds``, and raised if
+        ``error``."""
+        tally = self._tally
+        with tally.lock:
+            tally.poll_calls += 1
+            tally.poll_errors += error
+            tally.poll_seconds.observe(seconds)
+        if self._record_poll is not None:
+            self._record_poll(seconds)
+
+    def retry_attempt(self) -> None:
+        """A callable is submitted again, after its first attempt."""
+        tally = self._tally
+        with tally.lock:
+            tally.retry_attempts += 1
+
+    def queue_changed(self, delta: int) -> None:
+        """The queue of a throttle or rate limit grew by ``delta`` (or shrank)."""
+        tally = self._tally
+        with tally.lock:
+            tally.queue_length += delta
+
+    def timeout_fired(self) -> None:
+        """A timeout expired; its future is about to be cancelled."""
+        tally = self._tally
+        with tally.lock:
+            tally.timeouts += 1
+
+
+def _count_closed(tally: _Tally) -> None:
+    with tally.lock:
+        tally.executors_closed += 1
+
+
+# -- Prometheus -----------------------------------------------------------------------
+
+
+class _PrometheusCollector:
+    """A custom collector of ``prometheus_client``: reads every tally at each
+    scrape."""
+
+    def __init__(self, store: _Store) -> None:
+        self._store = store
+
+    def describe(self) -> list[Metric]:
+        """The metric families, without samples (for the registry's checks)."""
+        return list(self._families([]))
+
+    def collect(self) -> Iterator[Metric]:
+        """The metric families, with a sample for each kind and name."""
+        return self._families(self._store.tallies())
+
+    def _families(self, tallies: Sequence[_Tally]) -> Iterator[Metric]:
+        from prometheus_client.core import (
+            CounterMetricFamily,
+            GaugeMetricFamily,
+            HistogramMetricFamily,
+        )
+
+        labels = ["executor", "name"]
+        snapshots = []
+        for tally in tallies:
+            with tally.lock:
+                values = [family.read(tally) for family in FAMILIES]
+                histograms = [family.read(tally).copy() for family in HISTOGRAMS]
+            snapshots.append((tally, values, histograms))
+        for index, family in enumerate(FAMILIES):
+            kind = CounterMetricFamily if family.counter else GaugeMetricFamily
+            metric = kind(family.prometheus, family.description, labels=labels)
+            for tally, values, _ in snapshots:
+                if _reported(family, tally, values[index]):
+                    metric.add_metric([tally.kind, tally.name], values[index])
+            yield metric
+        for index, histogram_family in enumerate(HISTOGRAMS):
+            histogram_metric = HistogramMetricFamily(
+                histogram_family.prometheus, histogram_family.description, labels=labels
+            )
+            for tally, _, histograms in snapshots:
+                histogram = histograms[index]
+                if _reported(histogram_family, tally, sum(histogram.counts)):
+                    histogram_metric.add_metric(
+                        [tally.kind, tally.name],
+                        _cumulative_buckets(histogram),
+                        histogram.total,
+                    )
+            yield histogram_metric
+
+
+def _cumulative_buckets(histogram: _Histogram) -> list[tuple[str, float]]:
+    """The ``(le, count)`` pairs of a Prometheus histogram, ``+Inf`` last."""
+    buckets = []
+    count = 0
+    for bound, in_bucket in zip(histogram.bounds, histogram.counts, strict=False):
+        count += in_bucket
+        buckets.append((repr(bound), float(count)))  # as prometheus_client spells it
+    buckets.append(("+Inf", float(count + histogram.counts[-1])))
+    return buckets
+
+
+def _start_prometheus(store: _Store) -> None:
+    """Register the collector in the default registry.
+
+    Raises:
+        ValueError: a metric of the same name is registered already.
+    """
+    from prometheus_client import REGISTRY
+
+    REGISTRY.register(_PrometheusCollector(store))
+
+
+# -- OpenTelemetry --------------------------------------------------------------------
+
+
+def _library_version() -> str:
+    # Not fluent_executors.__version__: this module is imported while the package's
+    # __init__ still runs, before that is defined.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fluent-executors")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return ""
+
+
+class _OpenTelemetry:
+    """The instruments of the meter ``fluent_executors``: observable ones reading
+    the tallies, and the two duration histograms.
+
+    A synchronous instrument of the OpenTelemetry SDK costs microseconds per call;
+    observable ones cost nothing until the SDK collects.
+    """
+
+    def __init__(self, store: _Store) -> None:
+        from opentelemetry import metrics
+
+        self._store = store
+        meter = metrics.get_meter("fluent_executors", _library_version())
+        for family in FAMILIES:
+            create = (
+                meter.create_observable_counter
+                if family.counter
+                else meter.create_observable_up_down_counter
+            )
+            create(
+                family.otel, [self._observer(family)], family.unit, family.description
+            )
+        self._future_duration = _histogram(meter, FUTURE_DURATION)
+        self._poll_duration = _histogram(meter, POLL_DURATION)
+
+    def _observer(
+        self, family: _Family
+    ) -> Callable[[otel_metrics.CallbackOptions], list[otel_metrics.Observation]]:
+        from opentelemetry.metrics import Observation
+
+        def observe(
+            options: otel_metrics.CallbackOptions,
+        ) -> list[otel_metrics.Observation]:
+            observations = []
+            for tally in self._store.tallies():
+                with tally.lock:
+                    value = family.read(tally)
+                if _reported(family, tally, value):
+                    observations.append(Observation(value, tally.attributes))
+            return observations
+
+        return observe
+
+    def recorders(self, tally: _Tally) -> tuple[DurationRecorder, DurationRecorder]:
+        """Record a future's and a poll's duration with ``tally``'s attributes."""
+        return (
+            partial(self._future_duration.record, attributes=tally.attributes),
+            partial(self._poll_duration.record, attributes=tally.attributes),
+        )
+
+
+def _histogram(
+    meter: otel_metrics.Meter, family: _HistogramFamily
+) -> otel_metrics.Histogram:
+    try:
+        return meter.create_histogram(
+            family.otel,
+            "s",
+            family.description,
+            explicit_bucket_boundaries_advisory=family.bounds,
+        )
+    except TypeError:  # opentelemetry-api before 1.30 takes no advice
+        return meter.create_histogram(family.otel, "s", family.description)
+
+
+# -- the choice, once -----------------------------------------------------------------
+
+
+def _wanted(setting: str) -> set[str]:
+    """The backends that ``FLUENT_EXECUTORS_METRICS`` asks for."""
+    setting = setting.strip().lower()
+    if setting in _OFF:
+        return set()
+    if setting in _ALL:
+        return {"prometheus", "otel"}
+    wanted = set()
+    for part in setting.split(","):
+        part = part.strip()
+        if part in _ALIASES:
+            wanted.add(_ALIASES[part])
+        elif part:
+            logger.warning(
+                "%s=%r: unknown backend %r ignored; expected 0, 1, or a "
+                "comma-separated list of prometheus and otel",
+                ENV_VAR,
+                setting,
+                part,
+            )
+    return wanted
+
+
+def _start(
+    setting: str, store: _Store
+) -> tuple[tuple[str, ...], _OpenTelemetry | None]:
+    """Import and start the backends that are wanted and installed; return their
+    names and the OpenTelemetry one, if started."""
+    wanted = _wanted(setting)
+    started: list[str] = []
+    otel = None
+    if "prometheus" in wanted:
+        try:
+            import prometheus_client  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            try:
+                _start_prometheus(store)
+            except ValueError:  # registered already: imported twice?
+                logger.warning(
+                    "the Prometheus metrics of fluent_executors are registered "
+                    "already; not recording into Prometheus",
+                    exc_info=True,
+                )
+            else:
+                started.append("prometheus")
+    if "otel" in wanted:
+        try:
+            import opentelemetry.metrics  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            otel = _OpenTelemetry(store)
+            started.append("otel")
+    return tuple(started), otel
+
+
+_STORE = _Store()
+_OTEL: _OpenTelemetry | None
+BACKENDS: tuple[str, ...]
+"""The names of the backends in use, among ``prometheus`` and ``otel``."""
+BACKENDS, _OTEL = _start(os.environ.get(ENV_VAR, ""), _STORE)
+
+ENABLED = bool(BACKENDS)
+"""Whether any metric is recorded: ``False`` without a backend."""
+
+
+def for_executor(executor: object, kind: str, name: str) -> ExecutorMetrics | None:
+    """Count ``executor`` as created and in use; return what it records through.
+
+    Call it once, at the end of the executor's construction (a construction that
+    raises is not counted).
+
+    Args:
+        executor: the executor; it is counted out of use when collected, unless
+            :meth:`ExecutorMetrics.close` is called first.
+        kind: its kind, the ``executor`` label: ``poll``, ``thread_pool``, ...
+        name: its name, the ``name`` label.
+
+    Returns:
+        ``None`` when metrics are disabled.
+    """
+    if not ENABLED:
+        return None
+    tally = _STORE.tally(kind, name)
+    record_future, record_poll = (
+        (None, None) if _OTEL is None else _OTEL.recorders(tally)
+    )
+    return ExecutorMetrics(executor, tally, record_future, record_poll)
