@@ -31,6 +31,7 @@ layer of a chain counts its own futures, under its own kind.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import logging
 import os
@@ -38,13 +39,11 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
+from concurrent.futures import CancelledError, Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    import asyncio
-
     from opentelemetry import metrics as otel_metrics
     from prometheus_client.metrics_core import Metric
 
@@ -374,8 +373,12 @@ class ExecutorMetrics:
         self, start: float, future: Future[Any] | asyncio.Future[Any]
     ) -> None:
         seconds = time.perf_counter() - start
-        cancelled = future.cancelled()
-        failed = not cancelled and future.exception() is not None
+        # One call, and so one lock of the future, for the two questions.
+        try:
+            failed = future.exception() is not None
+            cancelled = False
+        except (CancelledError, asyncio.CancelledError):
+            failed, cancelled = False, True
         tally = self._tally
         with tally.lock:
             tally.futures_done += 1
@@ -457,7 +460,7 @@ class _PrometheusCollector:
             metric = kind(family.prometheus, family.description, labels=labels)
             for tally, values, _ in snapshots:
                 if _reported(family, tally, values[index]):
-                    metric.add_metric([tally.kind, tally.name], values[index])
+                    metric.add_metric([tally.kind, tally.name], float(values[index]))
             yield metric
         for index, histogram_family in enumerate(HISTOGRAMS):
             histogram_metric = HistogramMetricFamily(
