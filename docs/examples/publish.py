@@ -374,7 +374,7 @@ def publish_all(
 
 
 def _wait_for(
-    futures: list[Future[PublishedTask]],
+    futures: Sequence[Future[PublishedTask]],
     cancel_after: float | None,
     retry_interval: float,
 ) -> set[Future[PublishedTask]]:

@@ -21,7 +21,7 @@ from typing_extensions import ParamSpec
 
 from ._chain import FluentExecutor
 from ._future import ProxyFuture
-from ._metrics import for_executor
+from ._metrics import ExecutorMetrics, for_executor
 from ._wrapper import check_callable, check_name
 
 T = TypeVar("T")
@@ -159,7 +159,13 @@ class RemoteExecutor(FluentExecutor, Generic[H]):
             initializer=_mark_resolver,
             initargs=(self._token,),
         )
-        self._metrics = for_executor(self, kind, name)
+        self._kind = kind
+        self._metrics: ExecutorMetrics | None = None  # see _open_metrics()
+
+    def _open_metrics(self) -> None:
+        """Start recording metrics; called at the end of the subclass's
+        ``__init__``, once connected, so that a failed connection is not counted."""
+        self._metrics = for_executor(self, self._kind, self._name)
 
     # -- what subclasses define ------------------------------------------------------
 

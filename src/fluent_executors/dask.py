@@ -144,6 +144,7 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
             if client is not None
             else self._connect(dist, address, cluster_options)
         )
+        self._open_metrics()
 
     def _connect(
         self, dist: Any, address: str | None, cluster_options: Mapping[str, Any] | None

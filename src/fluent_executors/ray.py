@@ -124,6 +124,7 @@ class RayExecutor(RemoteExecutor[_RayTask]):
         super().__init__(name, "ray")
         self._ray = ray
         self._remote = remote
+        self._open_metrics()
 
     @property
     def owns_ray(self) -> bool:
