@@ -1,11 +1,18 @@
 """One contract for every executor: each executor type, each wrapper alone on a thread
 pool, and long chains (the chain of DESIGN.md; every wrapper, some twice, on a thread
-pool and on the sync executor) must pass the same checks.
+pool and on the sync executor) must pass the same checks: results and exceptions
+arrive unchanged; cancelling pending work succeeds and the work never runs; raising
+done callbacks break nothing; futures outlive their executor; shutdown is idempotent,
+refuses new work, reaches the innermost executor and leaves no thread behind; a
+delegate whose ``submit`` raises fails the future or the submit, never hangs it; and
+thousands of submits with random cancels end with every future done, nothing logged.
 
 The executors come from ``contract_chains.py``: a fresh one for each test. Work is
 made to wait in a pool by occupying every worker of the innermost pool with a
-callable that waits for an event. The asyncio wrapper is not here: its futures are
-asyncio futures, and it belongs at the outer end of a chain (``test_asyncio.py``).
+callable that waits for an event. An exception that ends a thread fails the test
+(pytest's unhandled-thread-exception warning is an error in this project). The
+asyncio wrapper is not here: its futures are asyncio futures, and it belongs at the
+outer end of a chain (``test_asyncio.py``).
 """
 
 from __future__ import annotations
@@ -86,6 +93,28 @@ class FlakySubmitExecutor(Executor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         self.inner.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+class ShutdownSignal(Executor):
+    """Passes everything on to ``inner``; sets ``shut_down`` when shut down."""
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner = inner
+        self.shut_down = threading.Event()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        return self.inner.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.inner.shutdown(wait=wait, cancel_futures=cancel_futures)
+        self.shut_down.set()
+
+
+def outcome(future: Future[Any]) -> Any:
+    """The result of a done future, else its exception, or "cancelled"."""
+    if future.cancelled():
+        return "cancelled"
+    return future.exception(timeout=0) or future.result(timeout=0)
 
 
 def submit_catching(executor: Executor, fn: Callable[..., Any], *args: Any) -> Any:
@@ -394,6 +423,65 @@ def test_shutdown_propagates_to_the_innermost_executor(chain, make, cancel_futur
 
     with pytest.raises(RuntimeError):
         built.inner.submit(square, 1)
+
+
+@every_chain
+def test_shutdown_without_wait_reaches_the_innermost_executor_once_work_is_done(
+    chain, make
+):
+    built = make(chain)
+    signal = ShutdownSignal(built.inner)
+    executor = chain.wrap(signal)
+    gate = threading.Event()
+
+    def gated(value: int) -> int:
+        gate.wait(TIMEOUT)
+        return value
+
+    futures = [
+        executor.submit(gated if chain.has_pool else square, n) for n in range(5)
+    ]
+
+    bounded(executor.shutdown, wait=False)
+    gate.set()
+
+    assert wait(futures, timeout=TIMEOUT).not_done == set()
+    assert signal.shut_down.wait(TIMEOUT)
+    with pytest.raises(RuntimeError):
+        built.inner.submit(square, 1)
+
+
+@every_chain
+def test_submits_racing_shutdown_are_either_refused_or_done(chain, make):
+    executor = make(chain).outer
+    accepted: list[Future[Any]] = []
+    refused: list[BaseException] = []
+    submitting = threading.Event()
+
+    def submit_until_refused() -> None:
+        for n in itertools.count():
+            try:
+                accepted.append(executor.submit(square, n))
+            except BaseException as error:
+                refused.append(error)
+                return
+            if n == 20:
+                submitting.set()
+
+    submitter = threading.Thread(target=submit_until_refused, name="contract-submit")
+    submitter.start()
+    assert submitting.wait(TIMEOUT)
+
+    bounded(executor.shutdown, wait=True)
+
+    submitter.join(TIMEOUT)
+    assert not submitter.is_alive()
+    assert [type(error) for error in refused] == [RuntimeError]
+    assert wait(accepted, timeout=TIMEOUT).not_done == set()
+    if CANCEL_ON_SHUTDOWN not in chain.layers:  # its shutdown cancels what is left
+        outcomes = [outcome(future) for future in accepted]
+        wrong = [(n, got) for n, got in enumerate(outcomes) if got != n * n]
+        assert wrong == []
 
 
 @every_chain

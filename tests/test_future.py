@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 from concurrent.futures import CancelledError, Future, as_completed, wait
+from concurrent.futures import TimeoutError as FuturesTimeoutError
 from typing import Any
 
 import pytest
@@ -192,9 +193,9 @@ def test_as_completed_wakes_for_a_future_cancelled_while_waiting():
 def test_result_and_exception_honour_timeouts():
     future: ProxyFuture[int] = ProxyFuture()
 
-    with pytest.raises(TimeoutError):
+    with pytest.raises(FuturesTimeoutError):
         future.result(timeout=0.01)
-    with pytest.raises(TimeoutError):
+    with pytest.raises(FuturesTimeoutError):
         future.exception(timeout=0.01)
 
 
@@ -238,3 +239,18 @@ def test_stress_random_cancels_and_resolutions_leave_every_future_done(caplog):
 
     assert all(proxy.done() for proxy in proxies)
     assert "InvalidStateError" not in caplog.text
+
+
+def test_has_every_field_of_a_standard_future():
+    # ProxyFuture may set up Future's fields itself (see _LIGHT_INIT): it must miss
+    # none, or some Future method would fail on it.
+    assert set(vars(Future())) <= set(vars(ProxyFuture()))
+
+
+def test_waits_with_a_timeout_and_wakes_on_resolution():
+    future: ProxyFuture[int] = ProxyFuture()
+    resolver = threading.Timer(0.05, future._try_set_result, args=(7,))
+    resolver.start()
+
+    assert future.result(timeout=TIMEOUT) == 7
+    resolver.join()

@@ -21,6 +21,7 @@ from concurrent.futures import (
     as_completed,
     wait,
 )
+from concurrent.futures import TimeoutError as FuturesTimeoutError
 from typing import Any
 
 import pytest
@@ -751,9 +752,9 @@ def test_futures_work_with_as_completed_wait_and_timeouts(make):
     remote = Remote(delay=0.0)
     executor = make(remote)
     futures = [executor.submit(identity, i) for i in range(10)]
-    with pytest.raises(TimeoutError):
+    with pytest.raises(FuturesTimeoutError):
         futures[0].result(timeout=0.01)
-    with pytest.raises(TimeoutError):
+    with pytest.raises(FuturesTimeoutError):
         futures[0].exception(timeout=0.01)
 
     for i in range(10):

@@ -487,12 +487,13 @@ class PollMachine(RuleBasedStateMachine):
         """Let every delegate call and remote task finish; then every future must be
         done, and shutdown(wait=True) must return and end the poll thread."""
         self.cancel_mode = "accept"
-        for _ in range(MAX_ATTEMPTS + 1):
+        for _ in range(MAX_ATTEMPTS + 1):  # one step at a time, as the rules go
             for task in self._in(QUEUED, RUNNING):
                 self._delegate_succeeds(task)
+                self.futures_match_the_model()
             for task in self._in(POLLED):
                 self._remote_task_ends(task, "finish", None)
-            self.futures_match_the_model()
+                self.futures_match_the_model()
         assert [task for task in self.tasks if task.state not in DONE] == []
         ended = threading.Event()
 

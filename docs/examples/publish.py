@@ -324,7 +324,8 @@ def publish_all(
         # resolves its future once the task has ended; the timeout cancels an attempt
         # not done in time; the retry executor submits a new attempt through all of
         # them when the last one failed with a 503. Nothing else is retried: not a
-        # failed task (TaskFailed), nor a timed-out attempt (a cancel is no failure).
+        # failed task (TaskFailed), nor a timed-out attempt, whose CancelledError
+        # exception_base leaves out too (the default, Exception, would retry it).
         executor = (
             Executors.thread_pool(max_workers=workers, name="publish")
             .with_poll(

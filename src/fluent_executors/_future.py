@@ -8,7 +8,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Generator
 from concurrent.futures import Future, InvalidStateError
-from concurrent.futures._base import CANCELLED_AND_NOTIFIED
+from concurrent.futures._base import CANCELLED_AND_NOTIFIED, PENDING
 from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar
@@ -65,6 +65,55 @@ def _run_queued(queued: deque[Callable[[], object]]) -> None:
             logger.exception("exception calling callback %r", call)
 
 
+# Creating its future is much of what a wrapper costs per call, and the Condition of
+# Future.__init__ binds five methods to each instance: objects that the garbage
+# collector then walks at every full collection, which makes the cost per future grow
+# with the number of futures alive. ProxyFuture sets up the same fields with a
+# Condition that reaches its lock through methods, where this Python's Future and
+# Condition have exactly the fields expected (3.10 to 3.13 have); anywhere else it
+# calls Future.__init__.
+_LIGHT_INIT = set(vars(Future())) == {
+    "_condition",
+    "_state",
+    "_result",
+    "_exception",
+    "_waiters",
+    "_done_callbacks",
+} and set(vars(threading.Condition())) == {
+    "_lock",
+    "_waiters",
+    "acquire",
+    "release",
+    "_release_save",
+    "_acquire_restore",
+    "_is_owned",
+}
+
+
+class _LightCondition(threading.Condition):
+    """A ``threading.Condition`` over a new ``RLock``, with no bound method per
+    instance (see ``_LIGHT_INIT``)."""
+
+    def __init__(self) -> None:  # Condition.__init__ is what this avoids
+        self._lock = threading.RLock()
+        self._waiters: deque[Any] = deque()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return self._lock.acquire(blocking, timeout)
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def _release_save(self) -> Any:
+        return self._lock._release_save()  # type: ignore[attr-defined]
+
+    def _acquire_restore(self, state: Any) -> None:
+        self._lock._acquire_restore(state)  # type: ignore[attr-defined]
+
+    def _is_owned(self) -> bool:
+        return self._lock._is_owned()  # type: ignore[attr-defined,no-any-return]
+
+
 class ProxyFuture(Future[T]):
     """A :class:`concurrent.futures.Future` that a wrapper executor resolves.
 
@@ -98,7 +147,15 @@ class ProxyFuture(Future[T]):
     """
 
     def __init__(self) -> None:
-        super().__init__()
+        if _LIGHT_INIT:
+            self._condition = _LightCondition()
+            self._state = PENDING
+            self._result = None
+            self._exception = None
+            self._waiters = []
+            self._done_callbacks: list[Callable[[Future[T]], object]] = []
+        else:
+            super().__init__()
         self._upstream: Future[Any] | None = None
         self._cancelling = False
 

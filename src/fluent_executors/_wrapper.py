@@ -7,7 +7,9 @@ import logging
 import math
 import numbers
 import threading
-from concurrent.futures import Executor
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any
 
 from ._chain import FluentExecutor
 from ._metrics import ExecutorMetrics, for_executor
@@ -93,6 +95,11 @@ class WrapperExecutor(FluentExecutor):
         check_delegate(delegate)
         check_name(name)
         self._delegate = delegate
+        # The library's pools hand wrappers their standard futures: the wrapper's own
+        # future is the one users get, so a proxy from the pool would only cost.
+        self._submit_to_delegate: Callable[..., Future[Any]] = getattr(
+            delegate, "_submit_plain", delegate.submit
+        )
         self._name = name
         # The module of the concrete class: fluent_executors.poll, .retry, ...
         self._logger = logger or logging.getLogger(type(self).__module__)

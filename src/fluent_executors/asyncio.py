@@ -148,7 +148,7 @@ class AsyncioExecutor(WrapperExecutor):
         check_callable("fn", fn)
         self._check_open()
         future = asyncio.wrap_future(
-            self._delegate.submit(fn, *args, **kwargs), loop=loop
+            self._submit_to_delegate(fn, *args, **kwargs), loop=loop
         )
         if self._metrics is not None:
             self._metrics.track(future)

@@ -68,7 +68,7 @@ class CancelOnShutdownExecutor(WrapperExecutor):
         check_callable("fn", fn)
         self._check_open()
         future: ProxyFuture[T] = ProxyFuture()
-        future._follow(self._delegate.submit(fn, *args, **kwargs))
+        future._follow(self._submit_to_delegate(fn, *args, **kwargs))
         with self._shutdown_lock:
             closed = self._is_shutdown  # shutdown() ran during the delegate's submit
             if not closed:

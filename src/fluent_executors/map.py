@@ -68,7 +68,7 @@ class _MappingExecutor(WrapperExecutor, Generic[R, U]):
         check_callable("fn", fn)
         self._check_open()
         future = self._new_future()
-        future._follow(self._delegate.submit(fn, *args, **kwargs))
+        future._follow(self._submit_to_delegate(fn, *args, **kwargs))
         if self._metrics is not None:
             self._metrics.track(future)
         return future

@@ -164,6 +164,10 @@ class _Poller:
         # Dicts as insertion-ordered sets: O(1) add and remove, ordered snapshots.
         self._outstanding: dict[Future[Any], None] = {}  # submitted, not done
         self._polled: dict[PollDescriptor[Any], None] = {}  # delegate done, not done
+        # A dict does not shrink as entries are removed, and copying it costs its
+        # largest size: it is rebuilt once most of the entries added are gone, so
+        # that a poll stays O(futures passed to it).
+        self._polled_added = 0
         self._wake = False  # poll at once: notify(), or a future arrived while idle
         self._deadline: float | None = None  # monotonic time of next poll; None: none
         self._closing = False  # shutdown, or the executor was collected
@@ -210,6 +214,7 @@ class _Poller:
             future._descriptor = descriptor
             idle = not self._polled
             self._polled[descriptor] = None
+            self._polled_added += 1
             if idle or self._deadline is None:
                 self._wake = True
                 self._cond.notify()
@@ -279,6 +284,9 @@ class _Poller:
                     self._cond.wait(self._wait_timeout())
                 self._wake = False
                 batch = list(self._polled)
+                if self._polled_added > 2 * len(batch) + 64:
+                    self._polled = dict.fromkeys(batch)
+                    self._polled_added = len(batch)
             delay = self._poll(batch)
             del batch  # not kept alive while the thread waits
             with self._cond:
@@ -443,7 +451,7 @@ class PollExecutor(WrapperExecutor):
         future: _PollFuture[T] = _PollFuture(self._poller)
         self._poller.add(future)
         try:
-            delegate_future = self._delegate.submit(fn, *args, **kwargs)
+            delegate_future = self._submit_to_delegate(fn, *args, **kwargs)
         except BaseException:
             self._poller.forget(future)
             raise

@@ -20,16 +20,55 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 
-def _proxy(future: Future[T], metrics: ExecutorMetrics | None) -> ProxyFuture[T]:
-    """The library's future for a standard one: same outcome, and awaitable."""
-    proxy: ProxyFuture[T] = ProxyFuture()
-    proxy._follow(future)
-    if metrics is not None:
-        metrics.track(proxy)
-    return proxy
+class _LibraryPool(FluentExecutor):
+    """What both pools add to the standard ones: metrics, and the library's futures.
+
+    It comes before the standard class in the bases, so that ``super()`` reaches it.
+    """
+
+    _metrics: ExecutorMetrics | None
+
+    def _submit_plain(
+        self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
+    ) -> Future[T]:
+        """Submit and return the standard future: for the wrapper executors, whose
+        own futures are the library's already (a proxy here would only cost)."""
+        future: Future[T] = super().submit(fn, *args, **kwargs)
+        if self._metrics is not None:
+            self._metrics.track(future)
+        return future
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[T]:
+        """Run ``fn(*args, **kwargs)`` in a worker of the pool.
+
+        Returns:
+            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
+            which can also be awaited in a coroutine.
+
+        Raises:
+            RuntimeError: the executor has been shut down.
+        """
+        proxy: ProxyFuture[T] = ProxyFuture()
+        proxy._follow(self._submit_plain(fn, *args, **kwargs))
+        return proxy
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Shut down the pool, as the standard one does.
+
+        Args:
+            wait: if ``True``, return once the running callables have returned.
+            cancel_futures: if ``True``, cancel the futures that have not started.
+
+        Calling it more than once is harmless. New submits raise ``RuntimeError``.
+        """
+        if self._metrics is not None:
+            self._metrics.close()
+        super().shutdown(wait, cancel_futures=cancel_futures)
 
 
-class ThreadPoolExecutor(concurrent.futures.ThreadPoolExecutor, FluentExecutor):
+class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
     """The standard :class:`concurrent.futures.ThreadPoolExecutor`, with a name and
     the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
 
@@ -68,41 +107,17 @@ class ThreadPoolExecutor(concurrent.futures.ThreadPoolExecutor, FluentExecutor):
         )
         self._metrics = for_executor(self, "thread_pool", name)
 
-    def submit(
-        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T]:
-        """Run ``fn(*args, **kwargs)`` in a worker thread.
 
-        Returns:
-            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
-            which can also be awaited in a coroutine.
-
-        Raises:
-            RuntimeError: the executor has been shut down.
-        """
-        return _proxy(super().submit(fn, *args, **kwargs), self._metrics)
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Shut down the pool, as the standard one does.
-
-        Args:
-            wait: if ``True``, return once the running callables have returned.
-            cancel_futures: if ``True``, cancel the futures that have not started.
-
-        Calling it more than once is harmless. New submits raise ``RuntimeError``.
-        """
-        if self._metrics is not None:
-            self._metrics.close()
-        super().shutdown(wait, cancel_futures=cancel_futures)
-
-
-class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor, FluentExecutor):
+class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
     """The standard :class:`concurrent.futures.ProcessPoolExecutor`, with a name and
     the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
 
     Every argument but ``name`` is passed to the standard class (``max_workers``,
     ``mp_context``, ``initializer``, ``initargs``, and ``max_tasks_per_child`` on
-    Python 3.11+). Submitted callables and their arguments must be picklable.
+    Python 3.11+). Submitted callables and their arguments must be picklable: if
+    one cannot be pickled, its future fails with the pickling error; if a worker
+    process dies, the futures fail with
+    :class:`~concurrent.futures.process.BrokenProcessPool`.
 
     Args:
         args: positional arguments of the standard class.
@@ -120,33 +135,3 @@ class ProcessPoolExecutor(concurrent.futures.ProcessPoolExecutor, FluentExecutor
         self._name = name
         super().__init__(*args, **kwargs)
         self._metrics = for_executor(self, "process_pool", name)
-
-    def submit(
-        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T]:
-        """Run ``fn(*args, **kwargs)`` in a worker process.
-
-        Returns:
-            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
-            which can also be awaited in a coroutine. If ``fn`` or an argument
-            cannot be pickled, the future fails with the pickling error.
-
-        Raises:
-            RuntimeError: the executor has been shut down.
-            concurrent.futures.process.BrokenProcessPool: a worker process died.
-        """
-        return _proxy(super().submit(fn, *args, **kwargs), self._metrics)
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Shut down the pool and its worker processes, as the standard one does.
-
-        Args:
-            wait: if ``True``, return once the running callables have returned and
-                the worker processes have ended.
-            cancel_futures: if ``True``, cancel the futures that have not started.
-
-        Calling it more than once is harmless. New submits raise ``RuntimeError``.
-        """
-        if self._metrics is not None:
-            self._metrics.close()
-        super().shutdown(wait, cancel_futures=cancel_futures)

@@ -264,7 +264,7 @@ class _RetryFuture(ProxyFuture[T]):
             Exception: whatever the delegate's ``submit`` raises.
         """
         fn, args, kwargs = self._call
-        upstream = self._executor._delegate.submit(fn, *args, **kwargs)
+        upstream = self._executor._submit_to_delegate(fn, *args, **kwargs)
         self._attempts += 1
         self._follow(upstream)
         if self.cancelled():  # cancel() won the race with this submit

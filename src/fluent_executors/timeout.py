@@ -139,7 +139,7 @@ class TimeoutExecutor(WrapperExecutor):
         check_callable("fn", fn)
         self._check_open()
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
-        future._follow(self._delegate.submit(fn, *args, **kwargs))
+        future._follow(self._submit_to_delegate(fn, *args, **kwargs))
         if timeout < math.inf and not future.done():
             timer = call_later(timeout, future._expire)
             future.add_done_callback(lambda _: timer.cancel())
