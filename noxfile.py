@@ -109,13 +109,30 @@ def release_check(session: nox.Session) -> None:
     session.run(python, "-W", "error", check_wheel, wheel, external=True)
 
 
+BENCHMARKS = [
+    "bench/poll_scale.py",
+    "bench/chain.py",
+    "bench/timeouts.py",
+    "bench/combinators.py",
+    "bench/metrics_overhead.py",
+]
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Cost per future of the poll executor with up to 100,000 remote tasks
-    outstanding, beside a bare thread pool and more-executors 2.11.4, which is
-    installed here only (nox -s bench -- --help)."""
-    session.install(".", "more-executors==2.11.4")
-    session.run("python", "bench/poll_scale.py", *session.posargs)
+    """Run every benchmark of bench/ (see docs/performance.rst), beside a bare thread
+    pool and more-executors 2.11.4, which is installed here only. Each script checks
+    its targets; the session fails if one is missed. ``nox -s bench --
+    bench/chain.py`` runs only the scripts named."""
+    session.install(".[prometheus,otel]", "opentelemetry-sdk", "more-executors==2.11.4")
+    missed = []
+    for script in session.posargs or BENCHMARKS:
+        try:
+            session.run("python", script)
+        except nox.command.CommandFailed:
+            missed.append(script)
+    if missed:
+        session.error(f"targets missed by {', '.join(missed)}")
 
 
 @nox.session(python=PYTHONS)

@@ -74,6 +74,9 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
         # removal of any entry on cancel.
         self._queue: OrderedDict[_QueuedFuture[Any], _Job] = OrderedDict()
         self._waiters = 0  # threads in _cond.wait(): blocked submits and shutdowns
+        # Callables taken from the queue whose delegate submit() has not returned:
+        # the delegate must not be shut down under them.
+        self._dispatching = 0
         self._deferred_shutdown: tuple[bool, bool] | None = None  # (wait, cancel)
         self._pumping = threading.local()
 
@@ -151,7 +154,7 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
         """
         if self._waiters:
             self._cond.notify_all()
-        if self._queue or self._deferred_shutdown is None:
+        if self._queue or self._dispatching or self._deferred_shutdown is None:
             return None
         shutdown_args, self._deferred_shutdown = self._deferred_shutdown, None
         return shutdown_args
@@ -184,7 +187,8 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
             if token is None:
                 return False
             future, job = self._queue.popitem(last=False)
-            shutdown_args = self._after_unqueue()
+            self._dispatching += 1
+            self._after_unqueue()  # wakes blocked submits; no shutdown is due yet
         if self._metrics is not None:
             self._metrics.queue_changed(-1)
         try:
@@ -201,6 +205,10 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
         else:
             self._dispatched(token, upstream)
             future._follow(upstream)
+        finally:
+            with self._cond:
+                self._dispatching -= 1
+                shutdown_args = self._after_unqueue()
         if shutdown_args is not None:
             shutdown_delegate(self._delegate, *shutdown_args)
         return True
@@ -234,11 +242,11 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
             if waiting:
                 self._waiters += 1
                 try:
-                    while self._queue:
+                    while self._queue or self._dispatching:
                         self._cond.wait()
                 finally:
                     self._waiters -= 1
-            elif self._queue:
+            elif self._queue or self._dispatching:
                 self._deferred_shutdown = (False, cancel_futures)
                 return
         shutdown_delegate(self._delegate, waiting, cancel_futures)
