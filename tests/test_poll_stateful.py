@@ -17,6 +17,19 @@ id. The model of one submitted future is its state and its attempts:
 - ``polled``: it has succeeded; the poll function sees the future;
 - ``retrying`` (chain only, never seen between steps): a retry is on its way;
 - ``result``, ``error``, ``cancelled``: done, with the expected value or exception.
+
+What ``cancel()`` must do (SPEC-poll.md and the PollExecutor docstring): a queued
+future is cancelled on the delegate; a running one is refused without calling the
+cancel function; a polled one is up to the cancel function (truthy: cancelled;
+falsy, or raising, logged at ERROR: refused); without a cancel function it is refused,
+unless ``shutdown(cancel_futures=True)`` was called, which cancels polled futures
+locally and running ones as they enter polling. In the chain a ``cancel()`` also
+stops further retries, whether or not it succeeds.
+
+Remote tasks end, and the poll function is told to raise, only while futures are
+polled, so the poll that follows the step applies them: each step has one outcome.
+At the end every delegate call and remote task is made to finish; every future must
+then be done, and ``shutdown(wait=True)`` must return and end the poll thread.
 """
 
 from __future__ import annotations
@@ -189,13 +202,16 @@ class PollMachine(RuleBasedStateMachine):
         self.remote = Remote()
         self.name = f"stateful-{next(_names)}"
         self.recorder = Recorder()
-        self.logger = logging.getLogger(f"test_poll_stateful.{self.name}")
+        self.logger = logging.getLogger("test_poll_stateful")  # the executors' logger
         self.logger.propagate = False
-        self.logged_to = [self.logger, logging.getLogger("concurrent.futures")]
-        self.logged_to.append(logging.getLogger("fluent_executors"))
+        self.logger.setLevel(logging.DEBUG)
+        self.logged_to = [
+            self.logger,
+            logging.getLogger("concurrent.futures"),  # errors of done callbacks
+            logging.getLogger("fluent_executors"),  # the scheduler's and the rest
+        ]
         for logger in self.logged_to:
             logger.addHandler(self.recorder)
-        self.logger.setLevel(logging.DEBUG)
         self.tasks: list[Task] = []
         self.expected_calls = 0  # delegate calls: submits and retries
         self.cancel_mode = "accept"

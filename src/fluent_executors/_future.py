@@ -148,7 +148,7 @@ class ProxyFuture(Future[T]):
 
     def __init__(self) -> None:
         if _LIGHT_INIT:
-            self._condition = _LightCondition()
+            self._condition: threading.Condition = _LightCondition()
             self._state = PENDING
             self._result = None
             self._exception = None

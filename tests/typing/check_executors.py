@@ -346,3 +346,12 @@ async def check_wrapper_futures_are_awaitable() -> None:
     assert_type(await base.with_timeout(1.0).submit(work, 1), str)
     assert_type(await base.with_map(parse).submit(work, 1), float)
     assert_type(await Executors.sync().submit(work, 1), str)
+
+
+def check_library_futures_work_with_wait_and_as_completed() -> None:
+    futures = [Executors.thread_pool().submit(work, n) for n in range(3)]
+    for future in concurrent.futures.as_completed(futures):
+        assert_type(future, concurrent.futures.Future[str])
+    assert_type(
+        concurrent.futures.wait(futures).done, set[concurrent.futures.Future[str]]
+    )
