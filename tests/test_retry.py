@@ -686,3 +686,31 @@ def test_futures_outlive_their_executor() -> None:
     )
 
     assert future.result(timeout=5) == "ok"
+
+
+def test_cancel_after_an_attempt_succeeded_is_refused_before_its_callback_runs() -> (
+    None
+):
+    class LateCallbacks(Future[str]):
+        """A future whose done callbacks run only when the test says so."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.callbacks: list[Any] = []
+
+        def add_done_callback(self, fn: Any) -> None:
+            self.callbacks.append(fn)
+
+    attempt = LateCallbacks()
+
+    class Delegate(Executor):
+        def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+            return attempt
+
+    future = RetryExecutor(Delegate(), sleep=0.001).submit(str)
+    attempt.set_result("ran")  # the work has run: its outcome is decided
+
+    assert future.cancel() is False
+    for callback in attempt.callbacks:
+        callback(attempt)
+    assert future.result(timeout=0) == "ran"

@@ -60,9 +60,15 @@ def test_the_thread_is_a_daemon_started_by_the_first_call() -> None:
 
 def test_callbacks_run_in_deadline_order_whatever_the_call_order() -> None:
     order: queue.Queue[int] = queue.Queue()
+    # Hold the scheduler thread until every callback is scheduled, however slowly
+    # this thread runs: then only their deadlines decide the order.
+    gate = threading.Event()
+    call_later(0.0, partial(gate.wait, 5))
+    when = time.monotonic()
 
     for delay in (0.03, 0.01, 0.02):
-        call_later(delay, partial(order.put, int(delay * 100)))
+        call_at(when + delay, partial(order.put, int(delay * 100)))
+    gate.set()
 
     assert [order.get(timeout=5) for _ in range(3)] == [1, 2, 3]
 
@@ -210,19 +216,24 @@ def test_exactly_the_callbacks_not_cancelled_run_in_deadline_order(
     plan: list[tuple[int, bool]],
 ) -> None:
     ran: queue.Queue[tuple[float, int]] = queue.Queue()
+    # Hold the scheduler thread until every callback is scheduled and cancelled,
+    # however slowly this thread runs: then every cancel is in time.
+    gate = threading.Event()
+    call_later(0.0, partial(gate.wait, 5))
     start = time.monotonic() + 0.005
     handles = [
         call_at(start + ms / 1000, partial(ran.put, (ms, i)))
         for i, (ms, _) in enumerate(plan)
     ]
 
-    # A cancel that comes too late (a slow machine) returns False: it runs then.
     runs = [
         not (cancel and handle.cancel())
         for handle, (_, cancel) in zip(handles, plan, strict=True)
     ]
+    assert runs == [not cancel for _, cancel in plan]
     end = threading.Event()
     call_at(start + 0.03, end.set)
+    gate.set()
 
     assert end.wait(timeout=5)
     got = [ran.get_nowait() for _ in range(ran.qsize())]

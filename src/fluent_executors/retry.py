@@ -331,8 +331,13 @@ class _RetryFuture(ProxyFuture[T]):
             timer, upstream = self._timer, self._upstream
         if timer is not None:
             timer.cancel()
-        # Between attempts there is nothing to stop; during one, the delegate decides.
-        return upstream is None or upstream.done() or upstream.cancel()
+        if upstream is None:
+            return True
+        if upstream.done():
+            # Between attempts there is nothing to stop; but an attempt that succeeded
+            # has decided the outcome, even before its done callback resolves this.
+            return upstream.cancelled() or upstream.exception() is not None
+        return upstream.cancel()  # during an attempt, the delegate decides
 
 
 class RetryExecutor(WrapperExecutor):
