@@ -444,13 +444,14 @@ def test_an_attempt_cancelled_by_an_inner_timeout_is_retried() -> None:
     with Executors.thread_pool(max_workers=1) as single:
         single.submit(blocker.wait, 5)
         # The timeout cancels the first attempt, queued behind the blocker.
-        executor = single.with_timeout(0.01).with_retry(
-            sleep=0.001, before_sleep=release_the_pool
+        # Later attempts may time out too on a slow machine: room for a few.
+        executor = single.with_timeout(0.1).with_retry(
+            max_attempts=10, sleep=0.001, before_sleep=release_the_pool
         )
         future = executor.submit(Flaky(failures=0))
 
         assert future.result(timeout=5) == "ok"
-        assert retried == [True]
+        assert retried[0] is True  # the first attempt was cancelled, and retried
 
 
 def test_attempts_cancelled_every_time_end_cancelled_after_max_attempts() -> None:
