@@ -358,9 +358,12 @@ class RetryExecutor(WrapperExecutor):
       delays other timers meanwhile: prefer a pool for slow work.)
     - :meth:`~concurrent.futures.Future.cancel` stops any further attempt, whether
       or not it succeeds. Between attempts it always succeeds; during an attempt
-      it succeeds if the delegate's future can be cancelled.
+      it succeeds if the delegate's future can be cancelled; once an attempt has
+      succeeded it is refused.
     - An attempt cancelled on the delegate (by a timeout executor inside this one,
-      say) cancels the future: a cancellation is not a failure to retry.
+      say) counts as an attempt that failed with
+      :class:`~concurrent.futures.CancelledError`, retried as the policy decides;
+      once no retry is left, the future is cancelled.
     - A policy that raises, or returns a delay that is not a finite number >= 0,
       fails the future with that error, logged with its traceback.
 
