@@ -29,13 +29,13 @@ runs in an interpreter of its own (this script, with ``--child MODE``):
 In each interpreter, N trivial callables go through a bare
 ``concurrent.futures.ThreadPoolExecutor(8)`` and through the chain
 ``Executors.thread_pool(8).with_map(f).with_retry().with_timeout(60)`` (four layers,
-so four futures recorded per callable), alternately, ``--inner`` times each. From the
-first submit to all done, two times are taken, divided by N: the wall time
-(:func:`time.perf_counter`), and the CPU time of the whole process, all its threads
-(:func:`time.process_time`), which a busy machine disturbs much less. The parent runs
-every mode once per round, rotating their order from round to round, and reports
-the medians over ``--rounds`` rounds, and each ratio as the median of the ratios
-within a round.
+so four futures recorded per callable; the chain of ``bench/chain.py``), alternately,
+``--inner`` times each. From the first submit to all done, two times are taken,
+divided by N: the wall time (:func:`time.perf_counter`), and the CPU time of the
+whole process, all its threads (:func:`time.process_time`), which a busy machine
+disturbs much less. The parent runs every mode once per round, rotating their order
+from round to round, and reports the medians over ``--rounds`` rounds, and each
+ratio as the median of the ratios within a round.
 """
 
 from __future__ import annotations
@@ -43,18 +43,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from typing import Any
 
-WORKERS = 8
-TIMEOUT = 60.0
-ENV_VAR = "FLUENT_EXECUTORS_METRICS"
+import _harness
 
 # mode: (FLUENT_EXECUTORS_METRICS, block the packages, set up the OpenTelemetry SDK)
 MODES: dict[str, tuple[str, bool, bool]] = {
@@ -75,14 +72,6 @@ REQUIRES = {
 }
 
 
-def _task(i: int) -> int:
-    return i
-
-
-def _increment(result: int) -> int:
-    return result + 1
-
-
 # -- the child: one mode, in its own interpreter --------------------------------------
 
 
@@ -101,41 +90,25 @@ def child(mode: str, n: int, inner: int) -> dict[str, Any]:
             MeterProvider(metric_readers=[InMemoryMetricReader()])
         )
 
-    import concurrent.futures
-    import gc
-
-    from fluent_executors import Executors, _metrics
-
-    def make_bare() -> Executor:
-        return concurrent.futures.ThreadPoolExecutor(WORKERS)
+    from fluent_executors import _metrics
 
     def make_chain() -> Executor:
-        return (
-            Executors.thread_pool(WORKERS, name="bench")
-            .with_map(_increment)
-            .with_retry()
-            .with_timeout(TIMEOUT)
-        )
+        return _harness.our_chain(name="bench")
 
     def run(make: Callable[[], Executor], offset: int) -> tuple[float, float]:
-        executor = make()
-        gc.collect()
-        try:
-            start, start_cpu = time.perf_counter(), time.process_time()
-            futures: list[Future[int]] = [executor.submit(_task, i) for i in range(n)]
-            _, not_done = concurrent.futures.wait(futures)
-            elapsed = time.perf_counter() - start
-            cpu = time.process_time() - start_cpu
-        finally:
-            executor.shutdown(wait=True)
-        if not_done or any(f.result() != i + offset for i, f in enumerate(futures)):
-            raise AssertionError(f"{mode}: a future is pending or wrong")
+        elapsed, cpu = _harness.time_tasks(
+            make(),
+            n,
+            what=mode,
+            offset=offset,
+            clocks=[time.perf_counter, time.process_time],
+        )
         return elapsed / n, cpu / n
 
     runs: dict[str, list[tuple[float, float]]] = {"bare": [], "chain": []}
     run(make_chain, 1)  # warm up: imports, the scheduler thread
     for _ in range(inner):
-        runs["bare"].append(run(make_bare, 0))
+        runs["bare"].append(run(_harness.bare_pool, 0))
         runs["chain"].append(run(make_chain, 1))
     result: dict[str, Any] = {"backends": list(_metrics.BACKENDS)}
     for contender, times in runs.items():
@@ -160,7 +133,7 @@ def _available(mode: str) -> bool:
 
 
 def run_child(mode: str, n: int, inner: int) -> dict[str, Any]:
-    env = {**os.environ, ENV_VAR: MODES[mode][0]}
+    env = {**os.environ, _harness.METRICS_ENV_VAR: MODES[mode][0]}
     completed = subprocess.run(
         [
             sys.executable,
@@ -188,8 +161,7 @@ def measure(
 ) -> dict[str, list[dict[str, Any]]]:
     results: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
     for round_ in range(rounds):
-        shift = round_ % len(modes)
-        for mode in list(modes[shift:]) + list(modes[:shift]):
+        for mode in _harness.rotated(modes, round_):
             result = run_child(mode, n, inner)
             results[mode].append(result)
             print(
@@ -221,14 +193,10 @@ def report(
     results: dict[str, list[dict[str, Any]]], n: int, rounds: int, inner: int
 ) -> None:
     print(
-        f"Python {platform.python_version()} on {platform.system()} "
-        f"{platform.machine()}, {os.cpu_count()} CPUs; N={n:,}; median of {rounds} "
+        f"{_harness.platform_summary()}; N={n:,}; median of {rounds} "
         f"rounds, each the median of {inner} runs"
     )
-    print(
-        f"chain: thread_pool({WORKERS}).with_map(f).with_retry()"
-        f".with_timeout({TIMEOUT:g}); microseconds per future, wall and CPU"
-    )
+    print(f"chain: {_harness.CHAIN}; microseconds per future, wall and CPU")
     print()
     header = (
         f"{'mode':<10}  {'backends':<15}  {'bare':>6}  {'chain':>6}  {'vs absent':>9}"

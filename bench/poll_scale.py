@@ -4,9 +4,9 @@ Run it with ``nox -s bench`` (which also installs more-executors 2.11.4), or dir
 with ``python bench/poll_scale.py --help``.
 
 The scenario is the one that matters to users of a poll executor: many remote tasks
-outstanding at once. Each of N trivial callables (``_task(i)`` returns ``i``, the
-"task id") is submitted; no remote task finishes until every one of the N futures is
-being polled; then they finish a few at a time.
+outstanding at once. Each of N trivial callables (``_harness.task(i)`` returns
+``i``, the "task id") is submitted; no remote task finishes until every one of the N
+futures is being polled; then they finish a few at a time.
 
 Contenders, run side by side in one process:
 
@@ -57,6 +57,13 @@ smallest N to the largest, then more-executors at each N (last, so that its 13 s
 processes thus hits the runs that are compared alike: each ratio is the median over
 the rounds of the ratio of two runs of the same round.
 
+The library's metrics are off (``FLUENT_EXECUTORS_METRICS=0``) unless that variable
+is set: with ``prometheus-client`` or ``opentelemetry-api`` installed, as in ``nox -s
+bench``, the library would record them, and this benchmark measures the library's
+own cost; what metrics add is what ``bench/metrics_overhead.py`` measures.
+``FLUENT_EXECUTORS_METRICS=1 python bench/poll_scale.py`` measures with them on.
+The first line of the report says which.
+
 Targets (checked unless ``--no-check``; the exit status is 1 if one fails):
 
 1. ours at 100,000 within 1.5x of ours at 1,000 (flat cost per future);
@@ -69,35 +76,23 @@ A target whose sizes were not run (or more-executors skipped) is reported SKIP.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import gc
-import importlib.metadata
-import os
-import platform
-import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from typing import Any
 
-from fluent_executors import Executors
+import _harness
+from _harness import WORKERS, Clock, Measurements, Target
 
-try:
-    import more_executors
-except ImportError:  # the comparison is optional outside ``nox -s bench``
-    more_executors = None
+_harness.measure_without_metrics()  # before fluent_executors is imported
 
-WORKERS = 8
+from fluent_executors import Executors  # noqa: E402
+
 MORE_EXECUTORS_MAX_N = 8_000
 WARM_UP_N = 1_000  # one untimed run of each contender first, at most this N
 WAIT_MIN = 0.001  # seconds: the shortest delay asked for while waiting for all N
 WAIT_PER_DESCRIPTOR = 1e-6  # seconds per descriptor given, while waiting for all N
-
-
-def _task(i: int) -> int:
-    """The trivial callable: "starts remote task ``i``" and returns its id."""
-    return i
 
 
 class ScenarioPoll:
@@ -126,7 +121,7 @@ class ScenarioPoll:
 
 
 def _make_bare(poll: ScenarioPoll) -> Executor:
-    return concurrent.futures.ThreadPoolExecutor(WORKERS)
+    return _harness.bare_pool()
 
 
 def _make_ours(poll: ScenarioPoll) -> Executor:
@@ -134,6 +129,7 @@ def _make_ours(poll: ScenarioPoll) -> Executor:
 
 
 def _make_more(poll: ScenarioPoll) -> Executor:
+    more_executors = _harness.more_executors()
     assert more_executors is not None
     executor: Executor = more_executors.Executors.thread_pool(
         max_workers=WORKERS
@@ -148,28 +144,20 @@ FACTORIES: dict[str, Callable[[ScenarioPoll], Executor]] = {
 }
 
 
-CLOCKS: dict[str, Callable[[], float]] = {
+CLOCKS: dict[str, Clock] = {
     "wall": time.perf_counter,
     "cpu": time.process_time,
 }
 
 
 def run_once(
-    contender: str, n: int, clock: Callable[[], float] = time.perf_counter
+    contender: str, n: int, clock: Clock = time.perf_counter
 ) -> tuple[float, int]:
     """Run the scenario once; return (seconds from first submit to all done, polls)."""
     poll = ScenarioPoll(n)
-    executor = FACTORIES[contender](poll)
-    gc.collect()
-    try:
-        start = clock()
-        futures: list[Future[int]] = [executor.submit(_task, i) for i in range(n)]
-        _, not_done = concurrent.futures.wait(futures)
-        elapsed = clock() - start
-    finally:
-        executor.shutdown(wait=True)
-    if not_done or any(f.result() != i for i, f in enumerate(futures)):
-        raise AssertionError(f"{contender} at N={n}: a future is pending or wrong")
+    (elapsed,) = _harness.time_tasks(
+        FACTORIES[contender](poll), n, what=f"{contender} at N={n}", clocks=[clock]
+    )
     return elapsed, poll.polls
 
 
@@ -190,124 +178,60 @@ def measure(
     sizes: Sequence[int],
     repeat: int,
     with_more: bool,
-    clock: Callable[[], float] = time.perf_counter,
-) -> dict[tuple[str, int], list[float]]:
+    clock: Clock = time.perf_counter,
+) -> Measurements:
     """Run every (contender, N) ``repeat`` times, interleaved; return seconds/future."""
-    per_future: dict[tuple[str, int], list[float]] = {}
     for contender, _ in _schedule(0, [min(sizes[0], WARM_UP_N)], with_more):
         run_once(contender, min(sizes[0], WARM_UP_N))  # not timed: first-run costs
-    for round_ in range(repeat):
-        for contender, n in _schedule(round_, sizes, with_more):
-            elapsed, polls = run_once(contender, n, clock)
-            per_future.setdefault((contender, n), []).append(elapsed / n)
-            print(
-                f"  round {round_ + 1}/{repeat}  N={n:>7,}  {contender:<4}  "
-                f"{elapsed:8.3f} s  {elapsed / n * 1e6:8.2f} us/future"
-                + (f"  {polls} polls" if contender != "bare" else ""),
-                file=sys.stderr,
-                flush=True,
-            )
-    return per_future
 
+    def run(contender: str, n: int) -> tuple[float, str]:
+        elapsed, polls = run_once(contender, n, clock)
+        return elapsed, f"  {polls} polls" if contender != "bare" else ""
 
-def paired_ratio(
-    per_future: dict[tuple[str, int], list[float]],
-    top: tuple[str, int],
-    bottom: tuple[str, int],
-) -> float | None:
-    """Median over rounds of top/bottom measured in the same round; None if absent."""
-    if top not in per_future or bottom not in per_future:
-        return None
-    return statistics.median(
-        t / b for t, b in zip(per_future[top], per_future[bottom], strict=True)
+    return _harness.measure(
+        lambda round_: _schedule(round_, sizes, with_more), run, repeat
     )
-
-
-def _us(values: list[float] | None) -> str:
-    return "-" if values is None else f"{statistics.median(values) * 1e6:.2f}"
-
-
-def _x(ratio: float | None) -> str:
-    return "-" if ratio is None else f"{ratio:.2f}x"
 
 
 def report(
-    per_future: dict[tuple[str, int], list[float]],
+    per_future: Measurements,
     sizes: Sequence[int],
     repeat: int,
     clock_name: str = "wall",
-) -> list[tuple[str, float | None, str, bool | None]]:
-    """Print the table and the targets; return (target, ratio, bound, passed)."""
-    more_version = (
-        importlib.metadata.version("more-executors") if more_executors else "absent"
-    )
-    print(
-        f"Python {platform.python_version()} on {platform.system()} "
-        f"{platform.machine()}, {os.cpu_count()} CPUs; fluent-executors "
-        f"{importlib.metadata.version('fluent-executors')}, more-executors "
-        f"{more_version}; median of {repeat} rounds; {clock_name} clock"
-    )
-    print()
-    header = (
-        f"{'N':>9}  {'bare us':>9}  {'ours us':>9}  {'more us':>9}  "
-        f"{'ours/bare':>9}  {'more/ours':>9}"
-    )
-    print(header)
-    print("-" * len(header))
-    for n in sizes:
-        print(
-            f"{n:>9,}  {_us(per_future.get(('bare', n))):>9}  "
-            f"{_us(per_future.get(('ours', n))):>9}  "
-            f"{_us(per_future.get(('more', n))):>9}  "
-            f"{_x(paired_ratio(per_future, ('ours', n), ('bare', n))):>9}  "
-            f"{_x(paired_ratio(per_future, ('more', n), ('ours', n))):>9}"
-        )
-    print()
-    floor_growth = paired_ratio(per_future, ("bare", 100_000), ("bare", 1_000))
+) -> bool:
+    """Print the table and the targets; return ``False`` if a target failed."""
+    print(_harness.summary(repeat, f"{clock_name} clock"))
+    _harness.print_table(per_future, sizes)
+    ratio = _harness.paired_ratio
+    floor_growth = ratio(per_future, ("bare", 100_000), ("bare", 1_000))
     if floor_growth is not None:
         print(
-            f"INFO  bare at 100,000 / bare at 1,000: {_x(floor_growth)} "
+            f"INFO  bare at 100,000 / bare at 1,000: "
+            f"{_harness.format_ratio(floor_growth)} "
             "(the floor's own growth, for reference)"
         )
-    targets = [
-        (
-            "ours at 100,000 / ours at 1,000",
-            paired_ratio(per_future, ("ours", 100_000), ("ours", 1_000)),
-            "<= 1.5",
-            lambda r: r <= 1.5,
-        ),
-        (
-            "ours / bare at 8,000",
-            paired_ratio(per_future, ("ours", 8_000), ("bare", 8_000)),
-            "<= 3",
-            lambda r: r <= 3.0,
-        ),
-        (
-            "more-executors / ours at 8,000",
-            paired_ratio(per_future, ("more", 8_000), ("ours", 8_000)),
-            ">= 20",
-            lambda r: r >= 20.0,
-        ),
-    ]
-    results: list[tuple[str, float | None, str, bool | None]] = []
-    for name, ratio, bound, check in targets:
-        passed = None if ratio is None else check(ratio)
-        verdict = {None: "SKIP", True: "PASS", False: "FAIL"}[passed]
-        print(f"{verdict}  {name}: {_x(ratio)} (target {bound})")
-        results.append((name, ratio, bound, passed))
-    return results
-
-
-def _sizes(text: str) -> list[int]:
-    try:
-        sizes = [int(part.replace("_", "")) for part in text.split(",") if part]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"--sizes must be comma-separated integers, got {text!r}"
-        ) from None
-    if not sizes or min(sizes) < 1:
-        raise argparse.ArgumentTypeError(f"--sizes must be >= 1, got {text!r}")
-    return sorted(set(sizes))
+    return _harness.check_targets(
+        [
+            Target(
+                "ours at 100,000 / ours at 1,000",
+                ratio(per_future, ("ours", 100_000), ("ours", 1_000)),
+                "<=",
+                1.5,
+            ),
+            Target(
+                "ours / bare at 8,000",
+                ratio(per_future, ("ours", 8_000), ("bare", 8_000)),
+                "<=",
+                3.0,
+            ),
+            Target(
+                "more-executors / ours at 8,000",
+                ratio(per_future, ("more", 8_000), ("ours", 8_000)),
+                ">=",
+                20.0,
+            ),
+        ]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -315,20 +239,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Cost per future of a poll executor with N remote tasks "
         "outstanding: bare ThreadPoolExecutor(8), fluent-executors, more-executors.",
     )
-    parser.add_argument(
-        "--sizes",
-        type=_sizes,
-        default=[1_000, 8_000, 100_000],
-        help="comma-separated N (default: 1000,8000,100000)",
-    )
-    parser.add_argument(
-        "--repeat", type=int, default=3, help="rounds; the median is kept (default: 3)"
-    )
-    parser.add_argument(
-        "--skip-more-executors",
-        action="store_true",
-        help="do not run more-executors even if it is installed",
-    )
+    _harness.add_options(parser, default_sizes=[1_000, 8_000, 100_000])
     parser.add_argument(
         "--clock",
         choices=sorted(CLOCKS),
@@ -337,22 +248,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "all threads (time.process_time), less noisy on a busy machine "
         "(default: wall)",
     )
-    parser.add_argument(
-        "--no-check",
-        action="store_true",
-        help="exit with status 0 even if a target fails",
-    )
-    args = parser.parse_args(argv)
-    if args.repeat < 1:
-        parser.error(f"--repeat must be >= 1, got {args.repeat}")
-    with_more = more_executors is not None and not args.skip_more_executors
-    if more_executors is None and not args.skip_more_executors:
-        print("more-executors is not installed: skipping it", file=sys.stderr)
+    args, with_more = _harness.parse_options(parser, argv)
 
     per_future = measure(args.sizes, args.repeat, with_more, CLOCKS[args.clock])
-    results = report(per_future, args.sizes, args.repeat, args.clock)
-    failed = any(passed is False for _, _, _, passed in results)
-    return 1 if failed and not args.no_check else 0
+    passed = report(per_future, args.sizes, args.repeat, args.clock)
+    return 0 if passed or args.no_check else 1
 
 
 if __name__ == "__main__":

@@ -11,18 +11,17 @@ from fluent_executors._scheduler import THREAD_NAME as SCHEDULER_THREAD
 
 
 def _is_library_thread(thread: threading.Thread) -> bool:
-    return thread.name.startswith("fluent-executors-poll-") or (
-        thread.name == SCHEDULER_THREAD
-    )
+    # Poll threads, and the scheduler thread and its workers.
+    return thread.name.startswith(("fluent-executors-poll-", SCHEDULER_THREAD))
 
 
 @pytest.fixture(autouse=True)
 def no_library_thread_survives() -> Iterator[None]:
     """Every poll or scheduler thread a test starts must end shortly after it.
 
-    Both end by themselves once idle (a poll thread after its executor's shutdown,
-    the scheduler when no callback is pending), so a survivor is a leaked thread
-    or a future left pending.
+    They end by themselves once idle (a poll thread after its executor's shutdown,
+    the scheduler and its workers 50 ms after their last callback), so a survivor is
+    a leaked thread or a future left pending.
     """
     before = set(threading.enumerate())
     yield

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import random
 import threading
-from concurrent.futures import CancelledError, Future, as_completed, wait
+from concurrent.futures import (
+    CancelledError,
+    Future,
+    InvalidStateError,
+    as_completed,
+    wait,
+)
 from concurrent.futures import TimeoutError as FuturesTimeoutError
 from typing import Any
 
@@ -242,9 +248,13 @@ def test_stress_random_cancels_and_resolutions_leave_every_future_done(caplog):
 
 
 def test_has_every_field_of_a_standard_future():
-    # ProxyFuture may set up Future's fields itself (see _LIGHT_INIT): it must miss
-    # none, or some Future method would fail on it.
-    assert set(vars(Future())) <= set(vars(ProxyFuture()))
+    # ProxyFuture sets up Future's fields itself (its Condition on first use), and
+    # wait() and as_completed() read them: it must miss none.
+    proxy: ProxyFuture[int] = ProxyFuture()
+    for field in vars(Future()):
+        getattr(proxy, field)
+    assert isinstance(proxy._condition, threading.Condition)
+    assert proxy._condition is proxy._condition
 
 
 def test_waits_with_a_timeout_and_wakes_on_resolution():
@@ -254,3 +264,123 @@ def test_waits_with_a_timeout_and_wakes_on_resolution():
 
     assert future.result(timeout=TIMEOUT) == 7
     resolver.join()
+
+
+def test_many_threads_waiting_at_once_all_wake_with_the_outcome():
+    # Each waiter may be the one to make the future's Condition (on first use): they
+    # must all get the same one, and the resolution must wake every one of them.
+    future: ProxyFuture[int] = ProxyFuture()
+    start = threading.Barrier(9)
+    results: list[int] = []
+
+    def waiter() -> None:
+        start.wait()
+        results.append(future.result(timeout=TIMEOUT))
+
+    threads = [threading.Thread(target=waiter) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    future._try_set_result(5)
+    for thread in threads:
+        thread.join(TIMEOUT)
+
+    assert results == [5] * 8
+
+
+@pytest.mark.parametrize("resolve", ["exception", "cancel"])
+def test_waiting_threads_wake_on_failure_and_on_cancel(resolve):
+    future: ProxyFuture[int] = ProxyFuture()
+    waiting = threading.Event()
+    seen: Future[BaseException | None] = Future()
+
+    def waiter() -> None:
+        waiting.set()
+        try:
+            seen.set_result(future.exception(timeout=TIMEOUT))
+        except BaseException as error:
+            seen.set_result(error)
+
+    thread = threading.Thread(target=waiter)
+    thread.start()
+    waiting.wait(TIMEOUT)
+    error = ValueError("boom")
+    if resolve == "exception":
+        future._try_set_exception(error)
+    else:
+        future.cancel()
+    thread.join(TIMEOUT)
+
+    outcome = seen.result(timeout=TIMEOUT)
+    if resolve == "exception":
+        assert outcome is error
+    else:
+        assert isinstance(outcome, CancelledError)
+
+
+def test_result_raises_the_exception_unchanged():
+    future: ProxyFuture[int] = ProxyFuture()
+    error = KeyError("k")
+    future._try_set_exception(error)
+
+    with pytest.raises(KeyError) as raised:
+        future.result()
+    assert raised.value is error
+    assert future.exception() is error
+
+
+def test_set_result_and_set_exception_raise_once_done():
+    future: ProxyFuture[int] = ProxyFuture()
+    future.set_result(1)
+
+    with pytest.raises(InvalidStateError):
+        future.set_result(2)
+    with pytest.raises(InvalidStateError):
+        future.set_exception(ValueError())
+    assert future.result() == 1
+
+    failed: ProxyFuture[int] = ProxyFuture()
+    failed.set_exception(ValueError())
+    with pytest.raises(InvalidStateError):
+        failed.set_result(1)
+
+
+def test_set_exception_none_resolves_like_a_standard_future():
+    for future in (Future(), ProxyFuture()):
+        future.set_exception(None)
+        assert future.result() is None
+        assert future.exception() is None
+
+
+def test_on_resolved_runs_once_before_the_done_callbacks():
+    order: list[str] = []
+
+    class Recording(ProxyFuture[int]):
+        def _on_resolved(self) -> None:
+            order.append("resolved")
+
+    future = Recording()
+    future.add_done_callback(lambda _: order.append("callback"))
+    future._try_set_result(1)
+    future._try_cancel()
+    future.add_done_callback(lambda _: order.append("late callback"))
+
+    assert order == ["resolved", "callback", "late callback"]
+    assert future._done_callbacks == []  # nothing kept alive by a done future
+
+
+def test_wait_all_completed_wakes_on_proxies_resolved_in_other_threads():
+    futures: list[ProxyFuture[int]] = [ProxyFuture() for _ in range(20)]
+    resolvers = [
+        threading.Thread(target=future._try_set_result, args=(i,))
+        for i, future in enumerate(futures)
+    ]
+    for resolver in resolvers:
+        resolver.start()
+
+    done, not_done = wait(futures, timeout=TIMEOUT)
+    for resolver in resolvers:
+        resolver.join(TIMEOUT)
+
+    assert not not_done
+    assert sorted(f.result() for f in done) == list(range(20))

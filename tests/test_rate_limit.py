@@ -19,7 +19,7 @@ from wrapper_doubles import (
 )
 
 from fluent_executors import Executors, RateLimitExecutor
-from fluent_executors._scheduler import THREAD_NAME
+from fluent_executors._scheduler import THREAD_NAME, WORKER_THREAD_NAME
 
 LONG = 60.0  # seconds: a period that never ends within a test
 
@@ -96,7 +96,7 @@ def test_waiting_callables_hold_no_thread_but_the_shared_scheduler():
             executor.submit(ident, n)
 
     started = set(threading.enumerate()) - threads_before
-    assert {t.name for t in started} <= {THREAD_NAME}
+    assert {t.name for t in started} <= {THREAD_NAME, WORKER_THREAD_NAME}
     assert len(scheduler_threads()) == 1
     for executor in executors:
         executor.shutdown(cancel_futures=True)

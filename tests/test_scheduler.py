@@ -16,7 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fluent_executors import _scheduler
-from fluent_executors._scheduler import THREAD_NAME, call_at, call_later
+from fluent_executors._scheduler import (
+    THREAD_NAME,
+    WORKER_THREAD_NAME,
+    call_at,
+    call_later,
+)
 
 
 def scheduler_threads() -> list[threading.Thread]:
@@ -118,15 +123,16 @@ def test_cancel_twice_returns_false_the_second_time() -> None:
     assert handle.cancel() is False
 
 
+@pytest.mark.parametrize("may_block", [False, True], ids=["thread", "worker"])
 def test_a_callback_that_raises_is_logged_and_the_thread_carries_on(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, may_block: bool
 ) -> None:
     def broken() -> None:
         raise ValueError("boom")
 
     after = threading.Event()
-    call_later(0.0, broken)
-    call_later(0.01, after.set)
+    call_later(0.0, broken, may_block=may_block)
+    call_later(0.01, after.set, may_block=may_block)
 
     assert after.wait(timeout=5)
     [record] = [r for r in caplog.records if r.name == "fluent_executors._scheduler"]
@@ -164,7 +170,7 @@ def test_the_thread_ends_once_the_last_callback_has_run() -> None:
     wait_until_idle()
 
 
-def test_the_thread_ends_at_once_when_the_last_pending_callback_is_cancelled() -> None:
+def test_the_thread_ends_soon_after_the_last_pending_callback_is_cancelled() -> None:
     handle = call_later(3600.0, lambda: None)
     [thread] = scheduler_threads()
 
@@ -258,3 +264,68 @@ def test_a_forked_child_gets_a_working_scheduler_without_the_parents_callbacks()
     inherited.cancel()
 
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_thread_lingers_and_serves_a_callback_that_comes_soon_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A busy program's heap often empties between futures: a thread each time would
+    # cost a thread start per future. (2 s: far longer than the two calls apart.)
+    monkeypatch.setattr(_scheduler, "LINGER", 2.0)
+    ran: queue.Queue[threading.Thread] = queue.Queue()
+    call_later(0.0, lambda: ran.put(threading.current_thread()))
+    first = ran.get(timeout=5)
+
+    call_later(0.0, lambda: ran.put(threading.current_thread()))
+
+    assert ran.get(timeout=5) is first
+    first.join(timeout=10)
+    assert not first.is_alive()
+
+
+def test_a_callback_that_may_block_runs_in_a_worker_and_holds_up_no_other() -> None:
+    release = threading.Event()
+    blocked = threading.Event()
+    ran: queue.Queue[str] = queue.Queue()
+
+    def block() -> None:
+        ran.put(threading.current_thread().name)
+        blocked.set()
+        release.wait(10)
+
+    call_later(0.0, block, may_block=True)
+    assert blocked.wait(timeout=5)
+    call_later(0.0, lambda: ran.put("plain"))
+    call_later(0.0, lambda: ran.put("another that may block"), may_block=True)
+
+    try:
+        assert ran.get(timeout=5) == WORKER_THREAD_NAME
+        assert {ran.get(timeout=5), ran.get(timeout=5)} == {
+            "plain",
+            "another that may block",
+        }
+    finally:
+        release.set()
+
+
+def test_at_most_max_workers_run_and_the_rest_wait_for_one_to_be_free() -> None:
+    release = threading.Event()
+    started: queue.Queue[int] = queue.Queue()
+
+    def block(i: int) -> None:
+        started.put(i)
+        release.wait(10)
+
+    for i in range(_scheduler.MAX_WORKERS + 1):
+        call_later(0.0, partial(block, i), may_block=True)
+    first = sorted(started.get(timeout=5) for _ in range(_scheduler.MAX_WORKERS))
+
+    assert first == list(range(_scheduler.MAX_WORKERS))
+    assert started.empty()
+    workers = [t for t in threading.enumerate() if t.name == WORKER_THREAD_NAME]
+    assert len(workers) == _scheduler.MAX_WORKERS
+    release.set()
+    assert started.get(timeout=5) == _scheduler.MAX_WORKERS
+    for worker in workers:  # they end once idle
+        worker.join(timeout=10)
+        assert not worker.is_alive()

@@ -8,7 +8,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import CancelledError, wait
+from concurrent.futures import CancelledError, Future, wait
 
 import pytest
 
@@ -17,6 +17,7 @@ from fluent_executors import (
     SyncExecutor,
     ThreadPoolExecutor,
     TimeoutExecutor,
+    f_timeout,
 )
 from fluent_executors._scheduler import THREAD_NAME
 
@@ -46,9 +47,11 @@ def busy(single: ThreadPoolExecutor) -> Iterator[threading.Event]:
 
 
 def no_scheduler_thread_left() -> bool:
-    for thread in [t for t in threading.enumerate() if t.name == THREAD_NAME]:
-        thread.join(timeout=5)
-    return not any(t.name == THREAD_NAME for t in threading.enumerate())
+    """Join the scheduler thread and its workers; whether none is left."""
+    for thread in threading.enumerate():
+        if thread.name.startswith(THREAD_NAME):
+            thread.join(timeout=5)
+    return not any(t.name.startswith(THREAD_NAME) for t in threading.enumerate())
 
 
 def test_a_result_in_time_arrives_and_its_timer_is_dropped(
@@ -289,3 +292,29 @@ def test_futures_outlive_their_executor() -> None:
     )
 
     assert future.result(timeout=5) == "kept"
+
+
+def test_a_slow_cancel_function_holds_up_no_other_timer() -> None:
+    # A timeout over a poll executor cancels through its cancel function, which
+    # typically makes a request: while it waits, other timeouts still fire.
+    release = threading.Event()
+    cancelling = threading.Event()
+
+    def cancel_remote_task(task: object) -> bool:
+        cancelling.set()
+        return release.wait(10)
+
+    poll = Executors.sync().with_poll(lambda descriptors: None, cancel_remote_task)
+    slow = poll.with_timeout(0.0).submit(lambda: "task-1")
+    assert cancelling.wait(timeout=5)
+    try:
+        other = f_timeout(Future(), 0.0)
+
+        assert wait([other], timeout=5).done == {other}
+        assert other.cancelled()
+        assert not slow.done()  # its cancel function is still waiting
+    finally:
+        release.set()
+    assert wait([slow], timeout=5).done == {slow}
+    assert slow.cancelled()
+    poll.shutdown()

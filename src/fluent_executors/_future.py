@@ -7,11 +7,17 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Generator
-from concurrent.futures import Future, InvalidStateError
-from concurrent.futures._base import CANCELLED_AND_NOTIFIED, PENDING
+from concurrent.futures import CancelledError, Future, InvalidStateError
+from concurrent.futures import TimeoutError as FutureTimeoutError
+from concurrent.futures._base import (
+    CANCELLED,
+    CANCELLED_AND_NOTIFIED,
+    FINISHED,
+    PENDING,
+)
 from functools import partial
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, Union, cast
 
 T = TypeVar("T")
 
@@ -65,37 +71,36 @@ def _run_queued(queued: deque[Callable[[], object]]) -> None:
             logger.exception("exception calling callback %r", call)
 
 
-# Creating its future is much of what a wrapper costs per call, and the Condition of
-# Future.__init__ binds five methods to each instance: objects that the garbage
-# collector then walks at every full collection, which makes the cost per future grow
-# with the number of futures alive. ProxyFuture sets up the same fields with a
-# Condition that reaches its lock through methods, where this Python's Future and
-# Condition have exactly the fields expected (3.10 to 3.13 have); anywhere else it
-# calls Future.__init__.
-_LIGHT_INIT = set(vars(Future())) == {
-    "_condition",
-    "_state",
-    "_result",
-    "_exception",
-    "_waiters",
-    "_done_callbacks",
-} and set(vars(threading.Condition())) == {
+# Creating its future is much of what a wrapper costs per call. Future.__init__ makes
+# a Condition over an RLock, which binds five methods to each instance, and every
+# method of Future takes that Condition through Python-level __enter__ calls: objects
+# the garbage collector walks at each full collection, and calls that the threads of
+# a pool contend for. A proxy future keeps the same fields (the module functions
+# wait() and as_completed() read them) but guards them with one plain Lock, reads a
+# done future without it (a done future never changes), and makes its Condition only
+# when a thread is about to wait on it.
+_DONE = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED})
+_CANCELLED = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED})
+
+
+# Condition.__init__ binds the lock's methods to each instance, and learns with an
+# AttributeError each that a plain Lock has no _release_save, _acquire_restore or
+# _is_owned (Condition's own methods then serve): the Condition of a proxy future
+# skips that where Condition has exactly the fields expected (3.10 to 3.13 have).
+_LIGHT_CONDITION = set(vars(threading.Condition(threading.Lock()))) == {
     "_lock",
     "_waiters",
     "acquire",
     "release",
-    "_release_save",
-    "_acquire_restore",
-    "_is_owned",
 }
 
 
 class _LightCondition(threading.Condition):
-    """A ``threading.Condition`` over a new ``RLock``, with no bound method per
-    instance (see ``_LIGHT_INIT``)."""
+    """A ``threading.Condition`` over a plain ``Lock``, without bound methods of
+    its own (see ``_LIGHT_CONDITION``)."""
 
-    def __init__(self) -> None:  # Condition.__init__ is what this avoids
-        self._lock = threading.RLock()
+    def __init__(self, lock: threading.Lock) -> None:  # instead of Condition.__init__
+        self._lock = lock
         self._waiters: deque[Any] = deque()
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
@@ -104,14 +109,37 @@ class _LightCondition(threading.Condition):
     def release(self) -> None:
         self._lock.release()
 
-    def _release_save(self) -> Any:
-        return self._lock._release_save()  # type: ignore[attr-defined]
 
-    def _acquire_restore(self, state: Any) -> None:
-        self._lock._acquire_restore(state)  # type: ignore[attr-defined]
+def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
+    """Return ``(cancelled, exception, result)`` of the done ``future``.
 
-    def _is_owned(self) -> bool:
-        return self._lock._is_owned()  # type: ignore[attr-defined,no-any-return]
+    A standard :class:`~concurrent.futures.Future` or a :class:`ProxyFuture` is read
+    without taking its lock (a done future never changes); any other future through
+    its public methods. ``result`` is ``None`` if it is cancelled or failed.
+    """
+    if type(future) is Future or isinstance(future, ProxyFuture):
+        state = future._state
+        if state == FINISHED:  # _result is a T unless there is an _exception
+            return False, future._exception, cast("T", future._result)
+        if state in _CANCELLED:
+            return True, None, cast("T", None)
+    if future.cancelled():
+        return True, None, cast("T", None)
+    exception = future.exception()
+    if exception is not None:
+        return False, exception, cast("T", None)
+    return False, None, future.result()
+
+
+class _Tracker(Protocol):
+    """What counts futures in the metrics (``_metrics.ExecutorMetrics``)."""
+
+    def future_done(self, start: float, future: Future[Any]) -> None: ...
+
+
+# A done callback of a ProxyFuture: a function of the future, or a ProxyFuture
+# that follows it (its _upstream_done is called, without a bound method per future).
+_Callback = Union[Callable[[Future[Any]], object], "ProxyFuture[Any]"]
 
 
 class ProxyFuture(Future[T]):
@@ -146,18 +174,154 @@ class ProxyFuture(Future[T]):
     .. versionadded:: 0.1.0
     """
 
-    def __init__(self) -> None:
-        if _LIGHT_INIT:
-            self._condition: threading.Condition = _LightCondition()
-            self._state = PENDING
-            self._result = None
-            self._exception = None
-            self._waiters = []
-            self._done_callbacks: list[Callable[[Future[T]], object]] = []
-        else:
-            super().__init__()
+    # Made on first use (see _condition and _waiters). Reading self.__dict__ would
+    # make a dict of the attributes that Python otherwise keeps in the object.
+    _made_condition: threading.Condition | None = None
+    _waiter_list: list[Any] | None = None
+
+    # What counts this future in the metrics (see _track), and since when.
+    _tracker: _Tracker | None = None
+    _tracked_since = 0.0
+
+    def __init__(self) -> None:  # Future.__init__ is what this avoids (see above)
+        self._lock = threading.Lock()
+        self._state = PENDING
+        self._result: T | None = None
+        self._exception: BaseException | None = None
+        self._done_callbacks: list[_Callback] = []
         self._upstream: Future[Any] | None = None
         self._cancelling = False
+
+    @property
+    def _condition(self) -> threading.Condition:
+        """The Condition over ``_lock`` that threads wait on, made on first use.
+
+        :func:`~concurrent.futures.wait` and :func:`~concurrent.futures.as_completed`
+        take it, and so do :meth:`result` and :meth:`exception` while the future is
+        pending. Never read it with ``_lock`` held: the first read takes the lock.
+        """
+        condition = self._made_condition
+        if condition is None:
+            with self._lock:  # two threads must get the same Condition
+                condition = self._made_condition
+                if condition is None:
+                    condition = self._made_condition = (
+                        _LightCondition if _LIGHT_CONDITION else threading.Condition
+                    )(self._lock)
+        return condition
+
+    @_condition.setter
+    def _condition(self, condition: threading.Condition) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._made_condition = condition
+
+    @property
+    def _waiters(self) -> list[Any]:
+        """The waiters of :func:`~concurrent.futures.wait` and
+        :func:`~concurrent.futures.as_completed`, made on first use; read and
+        changed only under :attr:`_condition`, as those functions do."""
+        waiters = self._waiter_list
+        if waiters is None:
+            waiters = self._waiter_list = []
+        return waiters
+
+    @_waiters.setter
+    def _waiters(self, waiters: list[Any]) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._waiter_list = waiters
+
+    # -- the standard Future methods, over one Lock ---------------------------------
+
+    def done(self) -> bool:
+        """Return ``True`` if the future is resolved or cancelled."""
+        return self._state in _DONE
+
+    def cancelled(self) -> bool:
+        """Return ``True`` if the future is cancelled."""
+        return self._state in _CANCELLED
+
+    def result(self, timeout: float | None = None) -> T:
+        """Return the result, waiting up to ``timeout`` seconds (``None``: forever).
+
+        Raises:
+            concurrent.futures.CancelledError: the future is cancelled.
+            concurrent.futures.TimeoutError: it is not done within ``timeout``.
+            BaseException: the exception the future failed with.
+        """
+        if self._state not in _DONE:
+            self._wait(timeout)
+        if self._state == FINISHED:
+            exception = self._exception
+            if exception is None:
+                return self._result  # type: ignore[return-value]
+            try:
+                raise exception
+            finally:
+                del exception, self  # no reference cycle through the traceback
+        raise CancelledError()
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        """Return the exception the future failed with (``None`` if it succeeded),
+        waiting up to ``timeout`` seconds (``None``: forever).
+
+        Raises:
+            concurrent.futures.CancelledError: the future is cancelled.
+            concurrent.futures.TimeoutError: it is not done within ``timeout``.
+        """
+        if self._state not in _DONE:
+            self._wait(timeout)
+        if self._state == FINISHED:
+            return self._exception
+        raise CancelledError()
+
+    def _wait(self, timeout: float | None) -> None:
+        """Wait until the future is done; raise TimeoutError after ``timeout``."""
+        condition = self._condition
+        with condition:
+            if condition.wait_for(self.done, timeout):
+                return
+        raise FutureTimeoutError()
+
+    def add_done_callback(self, fn: Callable[[Future[T]], object]) -> None:
+        """Call ``fn(future)`` once the future is done (now, if it is done already).
+
+        Callbacks run in the thread that resolves the future, in the order they were
+        added, outside every lock; one that raises is logged and the others run.
+        """
+        if self._add_callback(fn):
+            return
+        try:
+            fn(self)
+        except Exception:  # as Future does: log, go on
+            logger.exception("exception calling callback for %r", self)
+
+    def _add_callback(self, entry: _Callback) -> bool:
+        """Add a done callback, or a follower to notify (a ProxyFuture); ``False``
+        if the future is done already (and so nothing was added)."""
+        with self._lock:
+            if self._state in _DONE:
+                return False
+            self._done_callbacks.append(entry)
+            return True
+
+    def set_result(self, result: T) -> None:
+        """Resolve the future with ``result``.
+
+        Raises:
+            concurrent.futures.InvalidStateError: the future is already done.
+        """
+        if not self._try_set_result(result):
+            raise InvalidStateError(f"{self._state}: {self!r}")
+
+    def set_exception(self, exception: BaseException | None) -> None:
+        """Fail the future with ``exception``.
+
+        Raises:
+            concurrent.futures.InvalidStateError: the future is already done.
+        """
+        if exception is None:  # Future allows it, and then reports success
+            if not self._try_set_result(None):  # type: ignore[arg-type]
+                raise InvalidStateError(f"{self._state}: {self!r}")
+        elif not self._try_set_exception(exception):
+            raise InvalidStateError(f"{self._state}: {self!r}")
 
     # -- following an upstream future ---------------------------------------------
 
@@ -169,7 +333,10 @@ class ProxyFuture(Future[T]):
         of every chain, freed only by the garbage collector.
         """
         self._upstream = upstream
-        upstream.add_done_callback(self._upstream_done)
+        if not isinstance(upstream, ProxyFuture):
+            upstream.add_done_callback(self._upstream_done)
+        elif not upstream._add_callback(self):  # no bound method to make: see _resolved
+            self._upstream_done(upstream)
 
     def _upstream_done(self, upstream: Future[Any]) -> None:
         run_flat(self._on_upstream_done, upstream)
@@ -180,23 +347,18 @@ class ProxyFuture(Future[T]):
 
     def _try_copy(self, source: Future[Any]) -> bool:
         """Resolve like the done future ``source``, unless already resolved."""
-        if source.cancelled():
+        cancelled, exception, result = outcome(source)
+        if cancelled:
             return self._try_cancel()
-        exception = source.exception()
         if exception is not None:
             return self._try_set_exception(exception)
-        return self._try_set_result(source.result())
+        return self._try_set_result(result)
 
     # -- resolving at most once -----------------------------------------------------
 
     def _try_set_result(self, result: T) -> bool:
         """Resolve with ``result``; ``False`` if the future was already done."""
-        try:
-            self.set_result(result)
-        except InvalidStateError:
-            return False
-        self._upstream = None
-        return True
+        return self._try_resolve(FINISHED, result, None, "add_result")
 
     def _try_set_exception(
         self, exception: BaseException, traceback: TracebackType | None = None
@@ -204,30 +366,88 @@ class ProxyFuture(Future[T]):
         """Fail with ``exception``; ``False`` if the future was already done."""
         if traceback is not None:
             exception = exception.with_traceback(traceback)
-        try:
-            self.set_exception(exception)
-        except InvalidStateError:
-            return False
-        self._upstream = None
-        return True
+        return self._try_resolve(FINISHED, None, exception, "add_exception")
 
     def _try_cancel(self) -> bool:
         """Cancel without asking the hook; ``True`` if the future is now cancelled."""
         # The standard cancel() leaves the future in CANCELLED until an executor calls
         # set_running_or_notify_cancel(); until then wait() and as_completed() do not
-        # see it. Nobody will call that for a proxy, so notify the waiters here, before
-        # the done callbacks run (one of them may well call wait()).
-        with self._condition:
-            if self.done():
-                return self.cancelled()
-            self._state = CANCELLED_AND_NOTIFIED
-            for waiter in self._waiters:
-                waiter.add_cancelled(self)
-            self._condition.notify_all()
-        self._upstream = None
-        # Future's own hook (not in typeshed): runs callbacks and logs their errors.
-        self._invoke_callbacks()  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+        # see it. Nobody will call that for a proxy, so go straight to
+        # CANCELLED_AND_NOTIFIED and notify the waiters here.
+        resolved = self._try_resolve(
+            CANCELLED_AND_NOTIFIED, None, None, "add_cancelled"
+        )
+        return resolved or self.cancelled()
+
+    def _try_resolve(
+        self, state: str, result: T | None, exception: BaseException | None, event: str
+    ) -> bool:
+        """Move to the done ``state`` with ``result`` or ``exception``, wake the
+        waiters (``event`` names their method), run the hooks and callbacks;
+        ``False`` if the future was already done."""
+        with self._lock:
+            if self._state in _DONE:
+                return False
+            self._result = result
+            self._exception = exception
+            self._state = state
+            self._wake(event)
+        self._resolved()
         return True
+
+    def _wake(self, event: str) -> None:
+        """Wake the threads waiting for this future, now resolved: those in
+        :meth:`result` or :meth:`exception` through the Condition, and call
+        ``waiter.<event>(self)`` of each waiter of :func:`~concurrent.futures.wait`
+        or :func:`~concurrent.futures.as_completed`. Called with ``_lock`` held.
+
+        A thread makes the Condition before it takes the lock to look at the state
+        (and the waiters add themselves under the Condition), so while there is no
+        Condition nobody waits.
+        """
+        condition = self._made_condition
+        if condition is None:
+            return
+        condition.notify_all()
+        for waiter in self._waiter_list or ():
+            getattr(waiter, event)(self)
+
+    def _resolved(self) -> None:
+        """Once resolved: forget the upstream, run :meth:`_on_resolved`, then the
+        done callbacks (each callback once, in the order added)."""
+        self._upstream = None
+        try:
+            self._on_resolved()
+            tracker = self._tracker
+            if tracker is not None:
+                tracker.future_done(self._tracked_since, self)
+        except Exception:  # a bug of ours; the callbacks must run all the same
+            logger.exception("internal error resolving %r", self)
+        # Once done the list changes no more: add_done_callback() calls at once.
+        callbacks = self._done_callbacks
+        for callback in callbacks:
+            if isinstance(callback, ProxyFuture):  # a follower (see _follow)
+                callback._upstream_done(self)  # never raises
+                continue
+            try:
+                callback(self)
+            except Exception:  # as Future does: log, go on
+                logger.exception("exception calling callback for %r", self)
+        callbacks.clear()  # they may hold on to much: the done future needs none
+
+    def _track(self, tracker: _Tracker, since: float) -> bool:
+        """Have ``tracker.future_done(since, self)`` called once resolved (before
+        the done callbacks); ``False`` if it is resolved already, and so will not
+        be called."""
+        with self._lock:
+            if self._state in _DONE:
+                return False
+            self._tracker, self._tracked_since = tracker, since
+            return True
+
+    def _on_resolved(self) -> None:
+        """Called once, when the future is resolved, before its done callbacks;
+        executors do their bookkeeping here. It must not raise."""
 
     # -- cancel -----------------------------------------------------------------------
 
@@ -239,16 +459,16 @@ class ProxyFuture(Future[T]):
             already resolved, if the wrapper refuses (for example the delegate's
             future is running), or if another ``cancel()`` is in progress on it.
         """
-        with self._condition:
-            if self.done():
-                return self.cancelled()
+        with self._lock:
+            if self._state in _DONE:
+                return self._state in _CANCELLED
             if self._cancelling:
                 return False
             self._cancelling = True
         try:
             allowed = self._cancel_hook()
         finally:
-            with self._condition:
+            with self._lock:
                 self._cancelling = False
         return allowed and self._try_cancel()
 

@@ -43,6 +43,8 @@ from concurrent.futures import CancelledError, Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._future import ProxyFuture
+
 if TYPE_CHECKING:
     from opentelemetry import metrics as otel_metrics
     from prometheus_client.metrics_core import Metric
@@ -365,13 +367,17 @@ class ExecutorMetrics:
         tally = self._tally
         with tally.lock:
             tally.futures_created += 1
-        future.add_done_callback(
-            partial(self._future_done, time.perf_counter() if start is None else start)
-        )
+        if start is None:
+            start = time.perf_counter()
+        if not isinstance(future, ProxyFuture):
+            future.add_done_callback(partial(self.future_done, start))
+        elif not future._track(self, start):  # (no callback object to make)
+            self.future_done(start, future)
 
-    def _future_done(
+    def future_done(
         self, start: float, future: Future[Any] | asyncio.Future[Any]
     ) -> None:
+        """Count the done ``future``, tracked since ``start``."""
         seconds = time.perf_counter() - start
         # One call, and so one lock of the future, for the two questions.
         try:

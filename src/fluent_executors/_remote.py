@@ -59,7 +59,7 @@ class RemoteFuture(ProxyFuture[T], Generic[T, H]):
 
     def _attach(self, handle: H) -> None:
         """Start following ``handle``, the system's handle of the submitted task."""
-        with self._condition:
+        with self._lock:
             cancelled = self.cancelled()  # by a shutdown racing with submit
             if not cancelled:
                 self._handle = handle
@@ -80,7 +80,7 @@ class RemoteFuture(ProxyFuture[T], Generic[T, H]):
 
     def _resolve(self) -> None:
         """Fetch the task's outcome and resolve this future; in a resolver thread."""
-        with self._condition:
+        with self._lock:
             handle = self._handle
         if handle is None or self.done():
             self._release()
@@ -99,11 +99,11 @@ class RemoteFuture(ProxyFuture[T], Generic[T, H]):
 
     def _release(self) -> None:
         """Drop the handle: the system may forget the task and its result."""
-        with self._condition:
+        with self._lock:
             self._handle = None
 
     def _cancel_hook(self) -> bool:
-        with self._condition:
+        with self._lock:
             handle = self._handle
             self._cancel_requested = True
         if handle is None:  # not submitted yet (a racing shutdown) or resolved
@@ -121,7 +121,7 @@ class RemoteFuture(ProxyFuture[T], Generic[T, H]):
                 self._executor.name,
                 exc_info=True,
             )
-            with self._condition:
+            with self._lock:
                 self._cancel_requested = False
             return False
 

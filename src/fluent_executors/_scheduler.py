@@ -3,9 +3,11 @@
 Retry backoff, timeouts and ``f_timeout`` all need "call this in *n* seconds" for
 possibly 100,000 futures at once. Rather than a thread per wrapper or per future,
 they share one daemon thread, ``fluent-executors-scheduler``, which sleeps until the
-earliest deadline of a heap. It is started by the first :func:`call_at` and ends as
-soon as no callback is pending, so an idle program has no scheduler thread; a test
-that must see it gone can ``join()`` it (find it with :func:`threading.enumerate`).
+earliest deadline of a heap. It is started by the first :func:`call_at` and ends
+once no callback has been pending for ``LINGER`` seconds (50 ms), so an idle program
+has no scheduler thread, and a busy one, whose heap empties and fills again between
+futures, does not start a thread each time; a test that must see it gone can
+``join()`` it (find it with :func:`threading.enumerate`).
 
 Contract for callers:
 
@@ -15,8 +17,15 @@ Contract for callers:
   they outnumber the pending ones).
 - Callbacks take no argument and run one after another in the scheduler thread,
   outside every lock of this module, so they must be short and must not block
-  (resolve or cancel a future, submit to an executor that does not block). A
-  callback that raises is logged with its traceback; the thread carries on.
+  (resolve a future). A callback that raises is logged with its traceback; the
+  thread carries on.
+- A callback scheduled with ``may_block=True`` (one that cancels a future, which
+  may call a user's cancel function, or submits to a delegate, which may block) is
+  handed to a worker thread, ``fluent-executors-scheduler-worker``, when due, so
+  that it holds up no other callback. Up to ``MAX_WORKERS`` of them run at once,
+  each started when there is such a callback to run and no idle worker, each
+  ending once idle for ``LINGER`` seconds. Such callbacks due at the same time
+  start in call order, but may run at the same time.
 - Times are on the :func:`time.monotonic` clock, in seconds.
 - A child process made by :func:`os.fork` starts with no pending callback; the
   parent's stay the parent's.
@@ -32,10 +41,12 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
 __all__ = [
     "THREAD_NAME",
+    "WORKER_THREAD_NAME",
     "TimerHandle",
     "call_at",
     "call_later",
@@ -44,6 +55,13 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 THREAD_NAME = "fluent-executors-scheduler"
+WORKER_THREAD_NAME = f"{THREAD_NAME}-worker"
+
+MAX_WORKERS = 4
+"""The most worker threads that run ``may_block`` callbacks at once."""
+
+LINGER = 0.05
+"""Seconds the thread waits for a new callback, once none is pending, before it ends."""
 
 # Compact the heap once cancelled entries outnumber pending ones, but not for a few:
 # rebuilding costs O(n), so it must wait for O(n) cancels to stay O(1) amortised.
@@ -54,11 +72,15 @@ class TimerHandle:
     """A callback scheduled by :func:`call_at`; :meth:`cancel` it if it is no longer
     wanted."""
 
-    __slots__ = ("_fn", "when")
+    __slots__ = ("_fn", "may_block", "when")
 
-    def __init__(self, when: float, fn: Callable[[], object]) -> None:
+    def __init__(
+        self, when: float, fn: Callable[[], object], may_block: bool = False
+    ) -> None:
         self.when = when
         """The :func:`time.monotonic` time at which the callback is due."""
+        self.may_block = may_block
+        """Whether the callback runs in a worker thread (see :func:`call_at`)."""
         self._fn: Callable[[], object] | None = fn  # None: cancelled, or taken to run
 
     def cancel(self) -> bool:
@@ -75,7 +97,10 @@ class _Scheduler:
     """The heap and the thread; one instance per process."""
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        # Callers take the lock itself (a C-level context manager, quicker than the
+        # Condition's); the thread waits on the Condition.
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         # Heap entries are tuples, which compare faster than objects with __lt__;
         # the sequence number keeps callbacks due at the same time in call order.
         self._heap: list[tuple[float, int, TimerHandle]] = []
@@ -83,11 +108,13 @@ class _Scheduler:
         self._pending = 0  # entries of the heap not cancelled
         self._thread: threading.Thread | None = None
 
-    def call_at(self, when: float, fn: Callable[[], object]) -> TimerHandle:
+    def call_at(
+        self, when: float, fn: Callable[[], object], may_block: bool
+    ) -> TimerHandle:
         if not math.isfinite(when):
             raise ValueError(f"when must be a finite time, got {when!r}")
-        handle = TimerHandle(when, fn)
-        with self._cond:
+        handle = TimerHandle(when, fn, may_block)
+        with self._lock:
             heapq.heappush(self._heap, (when, next(self._sequence), handle))
             self._pending += 1
             if self._thread is None:
@@ -100,7 +127,7 @@ class _Scheduler:
         return handle
 
     def cancel(self, handle: TimerHandle) -> bool:
-        with self._cond:
+        with self._lock:
             if handle._fn is None:
                 return False
             handle._fn = None
@@ -127,24 +154,32 @@ class _Scheduler:
             due = self._wait_for_due()
         if due is None:
             return False
-        for fn in due:
-            try:
-                fn()
-            except BaseException:  # the thread serves every executor: keep it
-                logger.exception("scheduled callback %r raised", fn)
+        for fn, may_block in due:
+            if may_block:
+                _workers.run(fn)
+            else:
+                _run_logged(fn)
         return True
 
-    def _wait_for_due(self) -> list[Callable[[], object]] | None:
+    def _wait_for_due(self) -> list[tuple[Callable[[], object], bool]] | None:
         """Wait until callbacks are due and take them; ``None`` once none is pending.
 
         Called with the lock held; returns with it held.
         """
         heap = self._heap
+        idle_until = None
         while True:
             if not self._pending:
                 heap.clear()  # only cancelled entries are left
-                self._thread = None  # the next call_at starts a new thread
-                return None
+                now = time.monotonic()
+                if idle_until is None:
+                    idle_until = now + LINGER
+                elif now >= idle_until:
+                    self._thread = None  # the next call_at starts a new thread
+                    return None
+                self._cond.wait(idle_until - now)  # call_at notifies
+                continue
+            idle_until = None
             if heap[0][2]._fn is None:
                 heapq.heappop(heap)
                 continue
@@ -153,11 +188,11 @@ class _Scheduler:
                 break
             self._cond.wait(delay)
         now = time.monotonic()
-        due: list[Callable[[], object]] = []
+        due: list[tuple[Callable[[], object], bool]] = []
         while heap and heap[0][0] <= now:
             handle = heapq.heappop(heap)[2]
             if handle._fn is not None:
-                due.append(handle._fn)
+                due.append((handle._fn, handle.may_block))
                 handle._fn = None
                 self._pending -= 1
         return due
@@ -170,22 +205,88 @@ class _Scheduler:
             entry[2]._fn = None
         self._heap = []
         self._pending = 0
-        self._cond = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._thread = None
 
 
+def _run_logged(fn: Callable[[], object]) -> None:
+    try:
+        fn()
+    except BaseException:  # the thread serves every executor: keep it
+        logger.exception("scheduled callback %r raised", fn)
+
+
+class _Workers:
+    """The threads that run the callbacks that may block; one instance per process."""
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._queue: deque[Callable[[], object]] = deque()  # not taken yet
+        self._threads = 0  # alive, or about to start
+        self._idle = 0  # waiting for a callback
+
+    def run(self, fn: Callable[[], object]) -> None:
+        """Run ``fn()`` in a worker thread, as soon as one is free."""
+        with self._lock:
+            self._queue.append(fn)
+            if len(self._queue) <= self._idle:  # an idle worker is left to take it
+                self._cond.notify()
+                return
+            if self._threads >= MAX_WORKERS:
+                return  # the first worker done with its callback takes it
+            self._threads += 1
+        threading.Thread(
+            target=self._work, name=WORKER_THREAD_NAME, daemon=True
+        ).start()
+
+    def _work(self) -> None:
+        while (fn := self._take()) is not None:
+            _run_logged(fn)
+            del fn  # keep nothing alive while waiting for the next one
+
+    def _take(self) -> Callable[[], object] | None:
+        """The next callback; ``None`` once none has come for ``LINGER`` seconds
+        (and the thread must end)."""
+        with self._lock:
+            idle_until = time.monotonic() + LINGER
+            while not self._queue:
+                remaining = idle_until - time.monotonic()
+                if remaining <= 0:
+                    self._threads -= 1
+                    return None
+                self._idle += 1
+                self._cond.wait(remaining)
+                self._idle -= 1
+            return self._queue.popleft()
+
+    def _after_fork_in_child(self) -> None:
+        # As for the scheduler: the parent's workers and callbacks stay the parent's.
+        self._reset()
+
+
 _scheduler = _Scheduler()
+_workers = _Workers()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_scheduler._after_fork_in_child)
+    os.register_at_fork(after_in_child=_workers._after_fork_in_child)
 
 
-def call_at(when: float, fn: Callable[[], object]) -> TimerHandle:
+def call_at(
+    when: float, fn: Callable[[], object], *, may_block: bool = False
+) -> TimerHandle:
     """Run ``fn()`` in the scheduler thread at :func:`time.monotonic` time ``when``.
 
     Args:
         when: the monotonic time, in seconds, at which ``fn`` is due; a time in the
             past means as soon as possible.
         fn: a short callback taking no argument; its return value is ignored.
+        may_block: ``fn`` may block (it cancels a future or submits to an
+            executor): run it in a worker thread instead, once due.
 
     Returns:
         A :class:`TimerHandle` whose ``cancel()`` unschedules ``fn``.
@@ -193,15 +294,18 @@ def call_at(when: float, fn: Callable[[], object]) -> TimerHandle:
     Raises:
         ValueError: ``when`` is infinite or NaN.
     """
-    return _scheduler.call_at(when, fn)
+    return _scheduler.call_at(when, fn, may_block)
 
 
-def call_later(delay: float, fn: Callable[[], object]) -> TimerHandle:
+def call_later(
+    delay: float, fn: Callable[[], object], *, may_block: bool = False
+) -> TimerHandle:
     """Run ``fn()`` in the scheduler thread ``delay`` seconds from now.
 
     Args:
         delay: seconds from now; zero or negative means as soon as possible.
         fn: a short callback taking no argument; its return value is ignored.
+        may_block: as for :func:`call_at`.
 
     Returns:
         A :class:`TimerHandle` whose ``cancel()`` unschedules ``fn``.
@@ -209,4 +313,4 @@ def call_later(delay: float, fn: Callable[[], object]) -> TimerHandle:
     Raises:
         ValueError: ``delay`` is infinite or NaN.
     """
-    return _scheduler.call_at(time.monotonic() + delay, fn)
+    return _scheduler.call_at(time.monotonic() + delay, fn, may_block)

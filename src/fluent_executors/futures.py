@@ -950,8 +950,9 @@ def f_timeout(future: Future[T], timeout: float) -> ProxyFuture[T]:
     ``cancel()`` is called once, which cancels ``future``. Whether that succeeds
     depends on ``future``: a future of a standard executor that is already running
     refuses, and then the returned future goes on following ``future`` to its end.
-    The attempt is made from the library's shared scheduler thread, so a slow cancel
-    (a poll executor's cancel function, for example) delays other timeouts.
+    The attempt is made from a worker thread of the library's shared scheduler,
+    ``fluent-executors-scheduler-worker``, so a slow cancel (a poll executor's cancel
+    function, for example) holds up no other timeout.
 
     Cancelling the returned future cancels ``future``; it succeeds if that does.
 
@@ -981,6 +982,6 @@ def f_timeout(future: Future[T], timeout: float) -> ProxyFuture[T]:
     output: ProxyFuture[T] = ProxyFuture()
     output._follow(future)
     if seconds < math.inf and not output.done():
-        timer = call_later(seconds, output.cancel)
+        timer = call_later(seconds, output.cancel, may_block=True)
         output.add_done_callback(lambda _: timer.cancel())
     return output

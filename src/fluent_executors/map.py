@@ -9,7 +9,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 from typing_extensions import ParamSpec
 
-from ._future import ProxyFuture
+from ._future import ProxyFuture, outcome
 from ._wrapper import WrapperExecutor, check_callable
 
 __all__ = ["FlatMapExecutor", "MapExecutor"]
@@ -87,15 +87,16 @@ class _MappingFuture(ProxyFuture[U], Generic[R, U]):
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
         executor = self._executor
-        error = None if upstream.cancelled() else upstream.exception()
+        cancelled, error, result = outcome(upstream)
         function: Callable[[Any], R]
-        if upstream.cancelled() or error is not None:
+        argument: Any
+        if cancelled or error is not None:
             if executor._error_fn is None or not isinstance(error, Exception):
                 self._try_copy(upstream)
                 return
             function, argument = executor._error_fn, error
         else:
-            function, argument = executor._fn, upstream.result()
+            function, argument = executor._fn, result
         try:
             mapped = function(argument)
         except BaseException as raised:

@@ -14,7 +14,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from ._future import ProxyFuture
+from ._future import ProxyFuture, outcome
 from ._metrics import ExecutorMetrics
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
@@ -116,10 +116,14 @@ class _PollFuture(ProxyFuture[T]):
         self._descriptor: PollDescriptor[T] | None = None
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
-        if upstream.cancelled() or upstream.exception() is not None:
+        cancelled, exception, result = outcome(upstream)
+        if cancelled or exception is not None:
             self._try_copy(upstream)
         else:
-            self._poller.start_polling(PollDescriptor(self, upstream.result()))
+            self._poller.start_polling(PollDescriptor(self, result))
+
+    def _on_resolved(self) -> None:
+        self._poller.forget(self)
 
     def _cancel_hook(self) -> bool:
         delegate = self._upstream
@@ -196,7 +200,7 @@ class _Poller:
                 self._thread.start()
 
     def forget(self, future: Future[Any]) -> None:
-        """Drop a done future from the bookkeeping (a done callback of each future)."""
+        """Drop a done future from the bookkeeping (each future's ``_on_resolved``)."""
         with self._cond:
             self._outstanding.pop(future, None)
             if isinstance(future, _PollFuture) and future._descriptor is not None:
@@ -455,7 +459,6 @@ class PollExecutor(WrapperExecutor):
         except BaseException:
             self._poller.forget(future)
             raise
-        future.add_done_callback(self._poller.forget)
         future._follow(delegate_future)
         if self._metrics is not None:
             self._metrics.track(future)

@@ -35,9 +35,10 @@ class RateLimitExecutor(QueueingExecutor[float, _Call]):
     second or per minute): a callable submitted while the limit is reached waits in
     a queue, served in submit order, until the oldest call of the window is
     ``period`` seconds old. Waiting callables hold no thread: the one shared
-    scheduler thread of the library (``fluent-executors-scheduler``) passes them on
-    when their turn comes, and ends when nothing is waiting. The delegate's
-    ``submit`` is therefore called from that thread, and must not block.
+    scheduler thread of the library (``fluent-executors-scheduler``) has them passed
+    on when their turn comes, by one of its worker threads
+    (``fluent-executors-scheduler-worker``), and ends when nothing is waiting. A
+    delegate whose ``submit`` blocks thus holds up no other timer.
 
     The limit is a sliding window on the times at which the delegate's ``submit``
     returned: any ``period`` seconds see at most ``max_calls`` calls begin. It
@@ -118,7 +119,7 @@ class RateLimitExecutor(QueueingExecutor[float, _Call]):
         due = calls[0].time + self._period
         timer = self._timer
         if due < math.inf and (timer is None or timer.when <= prepared):
-            self._timer = _scheduler.call_at(due, self._pump)
+            self._timer = _scheduler.call_at(due, self._pump, may_block=True)
         return None
 
     def _dispatched(self, token: _Call, upstream: Future[Any] | None) -> None:

@@ -251,7 +251,7 @@ class _RetryFuture(ProxyFuture[T]):
         super().__init__()
         self._executor = executor
         self._policy = policy
-        self._call = (fn, args, kwargs)
+        self._fn, self._args, self._kwargs = fn, args, kwargs
         self._attempts = 0
         self._started = time.monotonic()
         self._timer: TimerHandle | None = None  # set while waiting for a retry
@@ -263,16 +263,17 @@ class _RetryFuture(ProxyFuture[T]):
         Raises:
             Exception: whatever the delegate's ``submit`` raises.
         """
-        fn, args, kwargs = self._call
-        upstream = self._executor._submit_to_delegate(fn, *args, **kwargs)
+        upstream = self._executor._submit_to_delegate(
+            self._fn, *self._args, **self._kwargs
+        )
         self._attempts += 1
         self._follow(upstream)
         if self.cancelled():  # cancel() won the race with this submit
             upstream.cancel()
 
     def _retry(self) -> None:
-        """Start the next attempt; runs in the scheduler thread."""
-        with self._condition:
+        """Start the next attempt; runs in a worker thread of the scheduler."""
+        with self._lock:
             if self.done() or self._stopped:
                 return
             self._timer = None
@@ -289,6 +290,9 @@ class _RetryFuture(ProxyFuture[T]):
                 exc_info=True,
             )
             self._try_set_exception(error)
+
+    def _on_resolved(self) -> None:
+        self._executor._forget(self)
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
         if self._stopped:  # our own cancel(): no more attempts
@@ -318,15 +322,15 @@ class _RetryFuture(ProxyFuture[T]):
             self._attempts + 1,
             delay,
         )
-        with self._condition:
+        with self._lock:
             stopped = self._stopped
             if not stopped and not self.done():
-                self._timer = call_later(delay, self._retry)
+                self._timer = call_later(delay, self._retry, may_block=True)
         if stopped:
             self._try_copy(upstream)
 
     def _cancel_hook(self) -> bool:
-        with self._condition:
+        with self._lock:
             self._stopped = True
             timer, upstream = self._timer, self._upstream
         if timer is not None:
@@ -349,13 +353,15 @@ class RetryExecutor(WrapperExecutor):
     its result or its exception, unchanged.
 
     - The first attempt is submitted from :meth:`submit` itself; an exception from
-      the delegate's ``submit`` propagates to the caller. Later attempts are
-      submitted from the shared scheduler thread, ``fluent-executors-scheduler``,
-      which also waits out the delays: no thread is held per waiting future. A
-      delegate whose ``submit`` fails on a later attempt fails the future with that
-      error. (A delegate that runs callables inside ``submit``, like
-      :class:`~fluent_executors.SyncExecutor`, runs the retries in that thread and
-      delays other timers meanwhile: prefer a pool for slow work.)
+      the delegate's ``submit`` propagates to the caller. The delays are waited
+      out by the shared scheduler thread, ``fluent-executors-scheduler``: no thread
+      is held per waiting future. Later attempts are submitted from one of its
+      worker threads, ``fluent-executors-scheduler-worker``, so a ``submit`` that
+      blocks holds up no other timer. A delegate whose ``submit`` fails on a later
+      attempt fails the future with that error. (A delegate that runs callables
+      inside ``submit``, like :class:`~fluent_executors.SyncExecutor`, runs the
+      retries in that worker, one of four shared by the whole process: prefer a
+      pool for slow work.)
     - :meth:`~concurrent.futures.Future.cancel` stops any further attempt, whether
       or not it succeeds. Between attempts it always succeeds; during an attempt
       it succeeds if the delegate's future can be cancelled; once an attempt has
@@ -469,7 +475,6 @@ class RetryExecutor(WrapperExecutor):
         except BaseException:
             self._forget(future)
             raise
-        future.add_done_callback(self._forget)
         if self._metrics is not None:
             self._metrics.track(future)
         return future
@@ -477,7 +482,7 @@ class RetryExecutor(WrapperExecutor):
     def _forget(self, future: Future[Any]) -> None:
         """Drop a done future from the bookkeeping; the last one after a shutdown
         without ``wait`` shuts down the delegate."""
-        with self._idle:
+        with self._shutdown_lock:  # the lock of _idle
             self._outstanding.pop(future, None)
             if self._outstanding or not self._is_shutdown:
                 return

@@ -11,7 +11,7 @@ from typing import TypeVar
 from typing_extensions import ParamSpec
 
 from ._future import ProxyFuture
-from ._scheduler import call_later
+from ._scheduler import TimerHandle, call_later
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 __all__ = ["TimeoutExecutor"]
@@ -27,9 +27,22 @@ class _TimeoutFuture(ProxyFuture[T]):
         super().__init__()
         self._executor = executor
         self._timeout = timeout
+        self._timer: TimerHandle | None = None
+
+    def _arm(self) -> None:
+        """Schedule :meth:`_expire` in :attr:`_timeout` seconds, unless done."""
+        timer = call_later(self._timeout, self._expire, may_block=True)
+        self._timer = timer
+        if self.done():  # resolved before the timer was set: _on_resolved missed it
+            timer.cancel()
+
+    def _on_resolved(self) -> None:
+        timer = self._timer
+        if timer is not None:
+            timer.cancel()
 
     def _expire(self) -> None:
-        """Runs in the scheduler thread once the timeout has passed."""
+        """Runs in a worker thread of the scheduler once the timeout has passed."""
         metrics = self._executor._metrics
         if metrics is not None:
             metrics.timeout_fired()
@@ -55,9 +68,10 @@ class TimeoutExecutor(WrapperExecutor):
     The timeouts of every executor share one scheduler thread,
     ``fluent-executors-scheduler``, which keeps a heap of deadlines: there is no
     thread per executor or per future, and a future that is done in time costs one
-    heap entry, dropped at once. The cancel happens in that thread (about a
-    millisecond late), and so do the done callbacks of the future it cancels: keep
-    them short.
+    heap entry, dropped at once. The cancel happens in one of that thread's workers,
+    ``fluent-executors-scheduler-worker`` (about a millisecond late), and so do the
+    done callbacks of the future it cancels; so a slow cancel (a poll executor's
+    cancel function, say) holds up no other deadline.
 
     Args:
         delegate: the executor that runs the submitted callables.
@@ -141,8 +155,7 @@ class TimeoutExecutor(WrapperExecutor):
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
         future._follow(self._submit_to_delegate(fn, *args, **kwargs))
         if timeout < math.inf and not future.done():
-            timer = call_later(timeout, future._expire)
-            future.add_done_callback(lambda _: timer.cancel())
+            future._arm()
         if self._metrics is not None:
             self._metrics.track(future)
         return future
