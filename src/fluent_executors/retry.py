@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from typing_extensions import ParamSpec
 
-from ._future import ProxyFuture
+from ._future import ProxyFuture, outcome
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import (
     WrapperExecutor,
@@ -181,12 +181,12 @@ class ExceptionRetryPolicy(RetryPolicy):
             return False
         # An attempt cancelled inside this executor (a timeout) failed with
         # CancelledError, an Exception: retried unless exception_base says otherwise.
-        exception = CancelledError() if future.cancelled() else future.exception()
+        cancelled, exception, result = outcome(future)
+        if cancelled:
+            exception = CancelledError()
         if exception is not None:
             return isinstance(exception, self._exception_base)
-        return self._retry_on_result is not None and bool(
-            self._retry_on_result(future.result())
-        )
+        return self._retry_on_result is not None and bool(self._retry_on_result(result))
 
     def sleep_time(self, attempt: int, future: Future[Any]) -> float:
         """Return the backoff delay after attempt ``attempt`` (see the class)."""
