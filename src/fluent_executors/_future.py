@@ -14,10 +14,11 @@ from concurrent.futures._base import (
     CANCELLED_AND_NOTIFIED,
     FINISHED,
     PENDING,
+    _Waiter,
 )
 from functools import partial
 from types import TracebackType
-from typing import Any, Protocol, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union, cast
 
 T = TypeVar("T")
 
@@ -177,7 +178,7 @@ class ProxyFuture(Future[T]):
     # Made on first use (see _condition and _waiters). Reading self.__dict__ would
     # make a dict of the attributes that Python otherwise keeps in the object.
     _made_condition: threading.Condition | None = None
-    _waiter_list: list[Any] | None = None
+    _waiter_list: list[_Waiter] | None = None
 
     # What counts this future in the metrics (see _track), and since when.
     _tracker: _Tracker | None = None
@@ -192,8 +193,7 @@ class ProxyFuture(Future[T]):
         self._upstream: Future[Any] | None = None
         self._cancelling = False
 
-    @property
-    def _condition(self) -> threading.Condition:
+    def _get_condition(self) -> threading.Condition:
         """The Condition over ``_lock`` that threads wait on, made on first use.
 
         :func:`~concurrent.futures.wait` and :func:`~concurrent.futures.as_completed`
@@ -210,23 +210,23 @@ class ProxyFuture(Future[T]):
                     )(self._lock)
         return condition
 
-    @_condition.setter
-    def _condition(self, condition: threading.Condition) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
-        self._made_condition = condition
-
-    @property
-    def _waiters(self) -> list[Any]:
+    def _get_waiters(self) -> list[_Waiter]:
         """The waiters of :func:`~concurrent.futures.wait` and
         :func:`~concurrent.futures.as_completed`, made on first use; read and
-        changed only under :attr:`_condition`, as those functions do."""
+        changed only under ``_condition``, as those functions do."""
         waiters = self._waiter_list
         if waiters is None:
             waiters = self._waiter_list = []
         return waiters
 
-    @_waiters.setter
-    def _waiters(self, waiters: list[Any]) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
-        self._waiter_list = waiters
+    # Type checkers see the fields of Future that wait() and as_completed() use; at
+    # run time they are properties, made on first use.
+    if TYPE_CHECKING:
+        _condition: threading.Condition
+        _waiters: list[_Waiter]
+    else:
+        _condition = property(_get_condition)
+        _waiters = property(_get_waiters)
 
     # -- the standard Future methods, over one Lock ---------------------------------
 
