@@ -158,9 +158,12 @@ def _public_bases(bases: list[Any]) -> list[Any]:
     """Replace the base classes that a reader cannot look up by ones they can.
 
     A private class of this package (``fluent_executors._wrapper.WrapperExecutor``)
-    gives way to its own bases; a standard library class defined in a private module
-    (``concurrent.futures._base.Executor``) is named by its public module; ``object``
-    is left out unless it is the only base.
+    gives way to its own bases, with its type arguments carried into them and
+    without ``typing.Generic`` (the class's docstring lists its type parameters); a
+    generic class of this package named without type arguments is shown with their
+    defaults (``FluentExecutor[SameResult]``); a standard library class defined in
+    a private module (``concurrent.futures._base.Executor``) is named by its public
+    module; ``object`` is left out unless it is the only base.
     """
     public = set(fluent_executors.__all__)
     result: list[Any] = []
@@ -169,14 +172,51 @@ def _public_bases(bases: list[Any]) -> list[Any]:
         module = getattr(origin, "__module__", "")
         name = getattr(origin, "__qualname__", "")
         if module.startswith("fluent_executors.") and name not in public:
-            result.extend(_public_bases(list(getattr(origin, "__bases__", ()))))
+            result.extend(_public_bases(_own_bases(base)))
         elif origin is object and len(bases) > 1:
             continue
         elif module.startswith("concurrent.futures."):
             result.append(f":py:class:`concurrent.futures.{name}`")
+        elif module.startswith("fluent_executors."):
+            result.append(_with_defaults(base))
         else:
             result.append(base)
     return list(dict.fromkeys(result))
+
+
+def _own_bases(base: Any) -> list[Any]:
+    """The bases of ``base`` (a class, or a generic alias of one) but ``Generic``,
+    with the alias's type arguments put in: ``WrapperExecutor[U]`` has
+    ``FluentExecutor[U]``."""
+    origin = getattr(base, "__origin__", base)
+    parameters = getattr(origin, "__parameters__", ())
+    arguments = dict(
+        zip(parameters, getattr(base, "__args__", parameters), strict=True)
+    )
+    own = []
+    for parent in getattr(origin, "__orig_bases__", origin.__bases__):
+        if getattr(parent, "__origin__", parent) is typing.Generic:
+            continue
+        names = getattr(parent, "__parameters__", ())
+        if names and hasattr(parent, "__origin__"):
+            parent = parent[tuple(arguments.get(name, name) for name in names)]
+        own.append(parent)
+    return own
+
+
+def _with_defaults(base: Any) -> Any:
+    """A generic class named without type arguments, subscripted with their
+    defaults, if they all have one; anything else unchanged."""
+    parameters = getattr(base, "__parameters__", ())
+    if not isinstance(base, type) or not parameters:
+        return base
+    defaults = [
+        getattr(parameter, "__default__", typing_extensions.NoDefault)
+        for parameter in parameters
+    ]
+    if any(default is typing_extensions.NoDefault for default in defaults):
+        return base
+    return base[tuple(defaults)]
 
 
 def _on_process_bases(

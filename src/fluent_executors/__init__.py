@@ -6,7 +6,7 @@ Everything public is importable from here::
     from fluent_executors import Executors, PollDescriptor
 """
 
-from ._chain import FluentExecutor
+from ._chain import FluentExecutor, SameResult
 from ._future import ProxyFuture
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
@@ -61,6 +61,7 @@ __all__ = [
     "RayExecutor",
     "RetryExecutor",
     "RetryPolicy",
+    "SameResult",
     "SyncExecutor",
     "ThreadPoolExecutor",
     "ThrottleCount",

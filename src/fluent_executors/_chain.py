@@ -1,13 +1,14 @@
-"""The chainable ``with_*`` methods that every executor of this library has."""
+"""The chainable ``with_*`` methods that every executor of this library has, and
+the result type that passes down a chain of them."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, final, overload
 
-from typing_extensions import ParamSpec
+from typing_extensions import ParamSpec, TypeVar
 
 if TYPE_CHECKING:
     import asyncio
@@ -22,12 +23,40 @@ if TYPE_CHECKING:
     from .throttle import ThrottleCount, ThrottleExecutor
     from .timeout import TimeoutExecutor
 
+
+@final
+class SameResult:
+    """The result type of an executor whose futures hold what the submitted callable
+    returns.
+
+    The executors of this library are generic in the result type of their futures,
+    ``FluentExecutor[R]``. Most of them resolve ``submit(fn, ...)`` with what ``fn``
+    returns: a ``Future[T]`` for a ``fn`` returning ``T``, a type that differs from
+    one call to the next and that no type argument can name. ``SameResult`` stands
+    for it, and it is the default: ``RetryExecutor`` is ``RetryExecutor[SameResult]``.
+
+    A map executor has a result type of its own instead: ``pool.with_map(parse)``,
+    for a ``parse`` returning ``float``, is a ``MapExecutor[float]``, whose
+    ``submit(fn, ...)`` returns a ``Future[float]`` whatever ``fn`` returns. The
+    wrappers around it keep that type: ``pool.with_map(parse).with_retry()`` is a
+    ``RetryExecutor[float]``, whose futures hold a ``float`` too.
+
+    A marker for type checkers, never instantiated; nothing uses it at run time.
+
+    .. versionadded:: 0.1.0
+    """
+
+    __slots__ = ()
+
+
 T = TypeVar("T")
 U = TypeVar("U")
+# The result type of an executor's futures; see SameResult.
+R = TypeVar("R", default=SameResult)
 P = ParamSpec("P")
 
 
-class FluentExecutor(Executor):
+class FluentExecutor(Executor, Generic[R]):
     """An :class:`~concurrent.futures.Executor` with chainable ``with_*`` methods.
 
     Every executor that :class:`~fluent_executors.Executors` returns is one, so a chain
@@ -37,7 +66,16 @@ class FluentExecutor(Executor):
 
     Each ``with_*`` method returns a *new* executor that wraps this one (its
     *delegate*) and leaves this one untouched; shutting down the new executor shuts
-    down this one too. The new executor takes this one's :attr:`name`.
+    down this one too. The new executor takes this one's :attr:`name`, and its
+    result type ``R``, except for :meth:`with_map` and :meth:`with_flat_map`, whose
+    functions decide the result type.
+
+    Type parameters:
+        R: the result type of the futures that ``submit`` returns.
+            :class:`~fluent_executors.SameResult` (the default) for the submitted
+            callable's own result type, as on any executor: the pools,
+            :class:`~fluent_executors.SyncExecutor` and the wrappers around them. A
+            map executor and the wrappers around it have the map's result type.
 
     .. versionadded:: 0.1.0
     """
@@ -55,11 +93,14 @@ class FluentExecutor(Executor):
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> PollExecutor:
+    ) -> PollExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.PollExecutor`.
 
         Same as ``Executors.with_poll(self, ...)``; see
         :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
+
+        Returns:
+            A ``PollExecutor[R]``: its futures have this executor's result type.
 
         .. versionadded:: 0.1.0
         """
@@ -76,11 +117,14 @@ class FluentExecutor(Executor):
         *,
         name: str | None = None,
         **kwargs: Any,
-    ) -> RetryExecutor:
+    ) -> RetryExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.RetryExecutor`.
 
         Same as ``Executors.with_retry(self, ...)``; see
         :meth:`Executors.with_retry <fluent_executors.Executors.with_retry>`.
+
+        Returns:
+            A ``RetryExecutor[R]``: its futures have this executor's result type.
 
         .. versionadded:: 0.1.0
         """
@@ -94,11 +138,14 @@ class FluentExecutor(Executor):
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> TimeoutExecutor:
+    ) -> TimeoutExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.TimeoutExecutor`.
 
         Same as ``Executors.with_timeout(self, ...)``; see
         :meth:`Executors.with_timeout <fluent_executors.Executors.with_timeout>`.
+
+        Returns:
+            A ``TimeoutExecutor[R]``: its futures have this executor's result type.
 
         .. versionadded:: 0.1.0
         """
@@ -110,11 +157,15 @@ class FluentExecutor(Executor):
         self,
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
-    ) -> AsyncioExecutor:
+    ) -> AsyncioExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.AsyncioExecutor`.
 
         Same as ``Executors.with_asyncio(self, ...)``; see
         :meth:`Executors.with_asyncio <fluent_executors.Executors.with_asyncio>`.
+
+        Returns:
+            An ``AsyncioExecutor[R]``: its ``asyncio.Future`` objects have this
+            executor's result type.
 
         .. versionadded:: 0.1.0
         """
@@ -135,6 +186,9 @@ class FluentExecutor(Executor):
         Same as ``Executors.with_map(self, ...)``; see
         :meth:`Executors.with_map <fluent_executors.Executors.with_map>`.
 
+        Returns:
+            A ``MapExecutor[U]``, for ``fn`` and ``error_fn`` returning ``U``.
+
         .. versionadded:: 0.1.0
         """
         from .executors import Executors
@@ -154,6 +208,10 @@ class FluentExecutor(Executor):
         Same as ``Executors.with_flat_map(self, ...)``; see
         :meth:`Executors.with_flat_map <fluent_executors.Executors.with_flat_map>`.
 
+        Returns:
+            A ``FlatMapExecutor[U]``, for ``fn`` and ``error_fn`` returning a
+            ``Future[U]``.
+
         .. versionadded:: 0.1.0
         """
         from .executors import Executors
@@ -167,11 +225,14 @@ class FluentExecutor(Executor):
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> ThrottleExecutor:
+    ) -> ThrottleExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.ThrottleExecutor`.
 
         Same as ``Executors.with_throttle(self, ...)``; see
         :meth:`Executors.with_throttle <fluent_executors.Executors.with_throttle>`.
+
+        Returns:
+            A ``ThrottleExecutor[R]``: its futures have this executor's result type.
 
         .. versionadded:: 0.1.0
         """
@@ -186,11 +247,15 @@ class FluentExecutor(Executor):
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> RateLimitExecutor:
+    ) -> RateLimitExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.RateLimitExecutor`.
 
         Same as ``Executors.with_rate_limit(self, ...)``; see
         :meth:`Executors.with_rate_limit <fluent_executors.Executors.with_rate_limit>`.
+
+        Returns:
+            A ``RateLimitExecutor[R]``: its futures have this executor's result
+            type.
 
         .. versionadded:: 0.1.0
         """
@@ -200,7 +265,7 @@ class FluentExecutor(Executor):
 
     def with_cancel_on_shutdown(
         self, logger: logging.Logger | None = None, *, name: str | None = None
-    ) -> CancelOnShutdownExecutor:
+    ) -> CancelOnShutdownExecutor[R]:
         """Wrap this executor in a
         :class:`~fluent_executors.CancelOnShutdownExecutor`.
 
@@ -208,17 +273,34 @@ class FluentExecutor(Executor):
         :meth:`Executors.with_cancel_on_shutdown
         <fluent_executors.Executors.with_cancel_on_shutdown>`.
 
+        Returns:
+            A ``CancelOnShutdownExecutor[R]``: its futures have this executor's
+            result type.
+
         .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
         return Executors.with_cancel_on_shutdown(self, logger, name=name)
 
-    def bind(self, fn: Callable[P, T]) -> BoundCallable[P, T]:
+    @overload
+    def bind(
+        self: FluentExecutor[SameResult], fn: Callable[P, T]
+    ) -> BoundCallable[P, T]: ...
+
+    @overload
+    def bind(self, fn: Callable[P, object]) -> BoundCallable[P, R]: ...
+
+    def bind(self, fn: Callable[P, Any]) -> BoundCallable[P, Any]:
         """Bind ``fn`` to this executor: return a callable that submits it.
 
         Same as ``Executors.bind(self, fn)``; see
         :meth:`Executors.bind <fluent_executors.Executors.bind>`.
+
+        Returns:
+            A ``BoundCallable[P, T]`` for a ``fn`` of parameters ``P`` returning
+            ``T``; a ``BoundCallable[P, R]`` if this executor's result type ``R`` is
+            not :class:`~fluent_executors.SameResult`.
 
         .. versionadded:: 0.1.0
         """
@@ -226,11 +308,26 @@ class FluentExecutor(Executor):
 
         return Executors.bind(self, fn)
 
-    def flat_bind(self, fn: Callable[P, Future[T]]) -> BoundCallable[P, T]:
+    @overload
+    def flat_bind(
+        self: FluentExecutor[SameResult], fn: Callable[P, Future[T]]
+    ) -> BoundCallable[P, T]: ...
+
+    @overload
+    def flat_bind(
+        self: FluentExecutor[Future[T]], fn: Callable[P, object]
+    ) -> BoundCallable[P, T]: ...
+
+    def flat_bind(self, fn: Callable[P, Any]) -> BoundCallable[P, Any]:
         """Bind ``fn``, which returns a future, to this executor.
 
         Same as ``Executors.flat_bind(self, fn)``; see
         :meth:`Executors.flat_bind <fluent_executors.Executors.flat_bind>`.
+
+        Returns:
+            A ``BoundCallable[P, T]`` for a ``fn`` of parameters ``P`` returning a
+            ``Future[T]``; if this executor's result type is not
+            :class:`~fluent_executors.SameResult`, it must be a ``Future[T]``.
 
         .. versionadded:: 0.1.0
         """

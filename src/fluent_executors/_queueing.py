@@ -8,10 +8,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from ._chain import R, SameResult
 from ._future import ProxyFuture
 from ._wrapper import WrapperExecutor, check_callable, shutdown_delegate
 
@@ -31,7 +32,7 @@ class _QueuedFuture(ProxyFuture[T]):
     """A future that waits in its executor's queue until it is passed on to the
     delegate; from then on it follows the delegate's future."""
 
-    def __init__(self, executor: QueueingExecutor[Any, Any]) -> None:
+    def __init__(self, executor: QueueingExecutor[Any, Any, Any]) -> None:
         super().__init__()
         self._executor = executor
 
@@ -43,7 +44,7 @@ class _QueuedFuture(ProxyFuture[T]):
         return super()._cancel_hook()
 
 
-class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
+class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
     """Queues submissions in order and passes each on to the delegate once
     :meth:`_admit` allows it.
 
@@ -55,6 +56,7 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
     Type parameters:
         Prepared: what :meth:`_prepare` returns for :meth:`_admit`.
         Token: what :meth:`_admit` returns for :meth:`_dispatched`.
+        R: the result type of the futures (see :class:`FluentExecutor`).
     """
 
     def __init__(
@@ -98,15 +100,33 @@ class QueueingExecutor(WrapperExecutor, Generic[Prepared, Token]):
 
     # -- submit -----------------------------------------------------------------------
 
+    # Executor.submit promises a Future of the callable's result type, which an
+    # executor of another result type R (around a map executor) does not keep.
+    @overload  # type: ignore[override]
+    def submit(
+        self: QueueingExecutor[Prepared, Token, SameResult],
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[T]: ...
+
+    @overload
+    def submit(
+        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[R]: ...
+
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T]:
+    ) -> ProxyFuture[T] | ProxyFuture[R]:
         """Queue ``fn(*args, **kwargs)``; pass it on to the delegate in turn.
 
         Returns:
-            A ``Future[T]`` that follows the delegate's future once the callable has
-            been passed on. If the delegate's ``submit`` raises then, the future fails
-            with that exception.
+            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
+            executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`) that follows the delegate's
+            future once the callable has been passed on. If the delegate's
+            ``submit`` raises then, the future fails with that exception.
 
         Raises:
             TypeError: ``fn`` is not callable.

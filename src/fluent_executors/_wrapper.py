@@ -11,7 +11,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
 
-from ._chain import FluentExecutor
+from ._chain import FluentExecutor, R
 from ._metrics import ExecutorMetrics, for_executor
 
 
@@ -82,11 +82,14 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     )
 
 
-class WrapperExecutor(FluentExecutor):
+class WrapperExecutor(FluentExecutor[R]):
     """Base of the wrapper executors: holds the delegate and the shutdown state.
 
     ``shutdown()`` is idempotent, refuses new submits with ``RuntimeError`` and shuts
     down the delegate with the same arguments.
+
+    Type parameters:
+        R: the result type of the futures (see :class:`FluentExecutor`).
     """
 
     def __init__(

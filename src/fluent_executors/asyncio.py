@@ -6,10 +6,11 @@ import asyncio
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from ._chain import FluentExecutor, R, SameResult
 from ._wrapper import WrapperExecutor, check_callable
 
 __all__ = ["AsyncioExecutor"]
@@ -25,7 +26,7 @@ def _check_loop(argument: str, loop: object) -> None:
         )
 
 
-class AsyncioExecutor(WrapperExecutor):
+class AsyncioExecutor(WrapperExecutor[R]):
     """An executor whose futures are :class:`asyncio.Future` objects, for coroutines.
 
     Each callable is submitted to the *delegate*; :meth:`submit` returns an
@@ -64,8 +65,31 @@ class AsyncioExecutor(WrapperExecutor):
         TypeError: ``delegate`` has no ``submit`` method; ``loop`` is neither an
             event loop nor ``None``; ``name`` is not a ``str``.
 
+    Type parameters:
+        R: the result type of the futures: the delegate's, if it is a
+            :class:`~fluent_executors.FluentExecutor`, else
+            :class:`~fluent_executors.SameResult` (what the callable returns).
+
     .. versionadded:: 0.1.0
     """
+
+    @overload
+    def __init__(
+        self,
+        delegate: FluentExecutor[R],
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: AsyncioExecutor[SameResult],
+        delegate: Executor,
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
 
     def __init__(
         self,
@@ -88,14 +112,30 @@ class AsyncioExecutor(WrapperExecutor):
 
     # Executor.submit promises a concurrent.futures.Future; returning an asyncio
     # future instead is the purpose of this executor.
-    def submit(  # type: ignore[override]  # pyright: ignore[reportIncompatibleMethodOverride]
+    @overload  # type: ignore[override]
+    def submit(
+        self: AsyncioExecutor[SameResult],
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> asyncio.Future[T]: ...
+
+    @overload
+    def submit(
+        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> asyncio.Future[R]: ...
+
+    def submit(  # pyright: ignore[reportIncompatibleMethodOverride]
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> asyncio.Future[T]:
+    ) -> asyncio.Future[T] | asyncio.Future[R]:
         """Submit ``fn(*args, **kwargs)`` to the delegate; return an asyncio future.
 
         Returns:
-            An ``asyncio.Future[T]`` bound to the executor's loop, or to the loop
-            running in the calling thread if the executor has none.
+            An ``asyncio.Future[T]`` for a ``fn`` returning ``T`` (an
+            ``asyncio.Future[R]`` if the executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`), bound to the executor's loop,
+            or to the loop running in the calling thread if the executor has none.
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -115,6 +155,26 @@ class AsyncioExecutor(WrapperExecutor):
                 ) from None
         return self.submit_with_loop(loop, fn, *args, **kwargs)
 
+    @overload
+    def submit_with_loop(
+        self: AsyncioExecutor[SameResult],
+        loop: asyncio.AbstractEventLoop,
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> asyncio.Future[T]: ...
+
+    @overload
+    def submit_with_loop(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fn: Callable[P, object],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> asyncio.Future[R]: ...
+
     def submit_with_loop(
         self,
         loop: asyncio.AbstractEventLoop,
@@ -122,7 +182,7 @@ class AsyncioExecutor(WrapperExecutor):
         /,
         *args: P.args,
         **kwargs: P.kwargs,
-    ) -> asyncio.Future[T]:
+    ) -> asyncio.Future[T] | asyncio.Future[R]:
         """Like :meth:`submit`, with the future bound to ``loop``.
 
         May be called from any thread, also one where no event loop runs; the future
@@ -135,7 +195,9 @@ class AsyncioExecutor(WrapperExecutor):
             kwargs: its keyword arguments.
 
         Returns:
-            An ``asyncio.Future[T]`` bound to ``loop``.
+            An ``asyncio.Future[T]`` for a ``fn`` returning ``T`` (an
+            ``asyncio.Future[R]`` if the executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`), bound to ``loop``.
 
         Raises:
             TypeError: ``loop`` is not an event loop, or ``fn`` is not callable.

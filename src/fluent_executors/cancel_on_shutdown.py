@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from ._chain import FluentExecutor, R, SameResult
 from ._future import ProxyFuture
 from ._wrapper import WrapperExecutor, check_callable
 
@@ -18,7 +19,7 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 
-class CancelOnShutdownExecutor(WrapperExecutor):
+class CancelOnShutdownExecutor(WrapperExecutor[R]):
     """An executor whose :meth:`shutdown` cancels every future it returned that is
     not yet done, then shuts down the delegate.
 
@@ -37,8 +38,29 @@ class CancelOnShutdownExecutor(WrapperExecutor):
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``name`` is not a ``str``.
 
+    Type parameters:
+        R: the result type of the futures: the delegate's, if it is a
+            :class:`~fluent_executors.FluentExecutor`, else
+            :class:`~fluent_executors.SameResult` (what the callable returns).
+
     .. versionadded:: 0.1.0
     """
+
+    @overload
+    def __init__(
+        self,
+        delegate: FluentExecutor[R],
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: CancelOnShutdownExecutor[SameResult],
+        delegate: Executor,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
 
     def __init__(
         self,
@@ -51,14 +73,32 @@ class CancelOnShutdownExecutor(WrapperExecutor):
         self._outstanding: dict[Future[Any], None] = {}
         self._open_metrics("cancel_on_shutdown")
 
+    # Executor.submit promises a Future of the callable's result type, which an
+    # executor of another result type R (around a map executor) does not keep.
+    @overload  # type: ignore[override]
+    def submit(
+        self: CancelOnShutdownExecutor[SameResult],
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[T]: ...
+
+    @overload
+    def submit(
+        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[R]: ...
+
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T]:
+    ) -> ProxyFuture[T] | ProxyFuture[R]:
         """Submit ``fn(*args, **kwargs)`` to the delegate.
 
         Returns:
-            A ``Future[T]`` that follows the delegate's future, until ``shutdown``
-            cancels it.
+            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
+            executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`) that follows the delegate's
+            future, until ``shutdown`` cancels it.
 
         Raises:
             TypeError: ``fn`` is not callable.

@@ -93,6 +93,9 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
     - :meth:`~concurrent.futures.Future.running` is always ``False``: Dask does not
       tell the client when a task starts.
 
+    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
+    ``fn`` returning ``T``.
+
     Args:
         address: the address of a running Dask scheduler, for example
             ``"tcp://scheduler:8786"``; ``None`` for the embedded cluster or

@@ -6,10 +6,11 @@ import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from ._chain import FluentExecutor, SameResult
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -31,6 +32,7 @@ __all__ = ["Executors"]
 
 T = TypeVar("T")
 U = TypeVar("U")
+R = TypeVar("R")  # the result type of a FluentExecutor[R] delegate
 P = ParamSpec("P")
 
 
@@ -46,7 +48,9 @@ class Executors:
     The ``with_*`` methods take any :class:`concurrent.futures.Executor` (a thread
     pool, a process pool, a Dask client's executor) as the delegate, and return a
     new executor; the delegate is left as it was. Shutting down the new executor, or
-    leaving its ``with`` block, shuts down the delegate too.
+    leaving its ``with`` block, shuts down the delegate too. The new executor has the
+    delegate's result type (see :class:`~fluent_executors.SameResult`), except that
+    :meth:`with_map` and :meth:`with_flat_map` give it their functions' one.
 
     .. versionadded:: 0.1.0
     """
@@ -176,6 +180,23 @@ class Executors:
         """
         return RayExecutor(name=name, remote_options=remote_options, **init_kwargs)
 
+    # Each wrapper's with_* has two overloads: a FluentExecutor[R] delegate gives a
+    # wrapper of result type R, any other executor one of SameResult. The checkers
+    # report that the first overlaps the second with another return type (a
+    # FluentExecutor is an Executor): the first that matches applies, as intended.
+    @overload
+    @staticmethod
+    def with_poll(  # type: ignore[overload-overlap]
+        executor: FluentExecutor[R],
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> PollExecutor[R]: ...
+
+    @overload
     @staticmethod
     def with_poll(
         executor: Executor,
@@ -185,7 +206,18 @@ class Executors:
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> PollExecutor:
+    ) -> PollExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_poll(
+        executor: FluentExecutor[R] | Executor,
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> PollExecutor[R] | PollExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.PollExecutor`.
 
         The new executor's futures are resolved by ``poll_fn`` once their callable
@@ -200,6 +232,12 @@ class Executors:
             logger: where to log; default the ``fluent_executors.poll`` logger.
             name: the new executor's name; default ``executor``'s ``name``, if it
                 has one, else ``"default"``.
+
+        Returns:
+            A ``PollExecutor[R]`` if ``executor`` is a
+            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
+            result type passes down the chain), else a
+            ``PollExecutor[SameResult]``.
 
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``poll_fn`` or
@@ -218,6 +256,18 @@ class Executors:
             name=_name_of(executor, name),
         )
 
+    @overload
+    @staticmethod
+    def with_retry(  # pyright: ignore[reportOverlappingOverload]
+        executor: FluentExecutor[R],
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> RetryExecutor[R]: ...
+
+    @overload
     @staticmethod
     def with_retry(
         executor: Executor,
@@ -226,7 +276,17 @@ class Executors:
         *,
         name: str | None = None,
         **kwargs: Any,
-    ) -> RetryExecutor:
+    ) -> RetryExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_retry(
+        executor: FluentExecutor[R] | Executor,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> RetryExecutor[R] | RetryExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.RetryExecutor`.
 
         The new executor resubmits a callable to ``executor`` when it fails, as the
@@ -244,6 +304,12 @@ class Executors:
                 :class:`~fluent_executors.ExceptionRetryPolicy` (``max_attempts``,
                 ``sleep``, ...), when ``retry_policy`` is ``None``.
 
+        Returns:
+            A ``RetryExecutor[R]`` if ``executor`` is a
+            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
+            result type passes down the chain), else a
+            ``RetryExecutor[SameResult]``.
+
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``retry_policy`` is
                 not a ``RetryPolicy``; ``kwargs`` are given with ``retry_policy``,
@@ -257,6 +323,17 @@ class Executors:
             executor, retry_policy, logger, name=_name_of(executor, name), **kwargs
         )
 
+    @overload
+    @staticmethod
+    def with_timeout(  # type: ignore[overload-overlap]
+        executor: FluentExecutor[R],
+        timeout: float,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> TimeoutExecutor[R]: ...
+
+    @overload
     @staticmethod
     def with_timeout(
         executor: Executor,
@@ -264,7 +341,16 @@ class Executors:
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> TimeoutExecutor:
+    ) -> TimeoutExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_timeout(
+        executor: FluentExecutor[R] | Executor,
+        timeout: float,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> TimeoutExecutor[R] | TimeoutExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.TimeoutExecutor`.
 
         The new executor cancels a future that is not done ``timeout`` seconds
@@ -278,6 +364,12 @@ class Executors:
             logger: where to log; default the ``fluent_executors.timeout`` logger.
             name: the new executor's name; default ``executor``'s.
 
+        Returns:
+            A ``TimeoutExecutor[R]`` if ``executor`` is a
+            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
+            result type passes down the chain), else a
+            ``TimeoutExecutor[SameResult]``.
+
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``timeout`` is not a
                 real number; ``name`` is not a ``str``.
@@ -287,12 +379,28 @@ class Executors:
         """
         return TimeoutExecutor(executor, timeout, logger, name=_name_of(executor, name))
 
+    @overload
+    @staticmethod
+    def with_asyncio(  # type: ignore[overload-overlap]
+        executor: FluentExecutor[R],
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+    ) -> AsyncioExecutor[R]: ...
+
+    @overload
     @staticmethod
     def with_asyncio(
         executor: Executor,
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
-    ) -> AsyncioExecutor:
+    ) -> AsyncioExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_asyncio(
+        executor: FluentExecutor[R] | Executor,
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+    ) -> AsyncioExecutor[R] | AsyncioExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.AsyncioExecutor`.
 
         The new executor's ``submit`` returns :class:`asyncio.Future` objects, to be
@@ -304,6 +412,12 @@ class Executors:
             loop: the event loop of the futures; ``None``: the loop running in the
                 thread that calls ``submit``.
             logger: a logger for the executor's messages.
+
+        Returns:
+            An ``AsyncioExecutor[R]`` if ``executor`` is a
+            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
+            result type passes down the chain), else a
+            ``AsyncioExecutor[SameResult]``.
 
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``loop`` is neither an
@@ -334,6 +448,10 @@ class Executors:
             error_fn: transforms each exception into a result, or raises.
             logger: where to log; default the ``fluent_executors.map`` logger.
             name: the new executor's name; default ``executor``'s.
+
+        Returns:
+            A ``MapExecutor[U]``, for ``fn`` and ``error_fn`` returning ``U``,
+            whatever ``executor``'s result type.
 
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` or
@@ -367,6 +485,10 @@ class Executors:
             logger: where to log; default the ``fluent_executors.map`` logger.
             name: the new executor's name; default ``executor``'s.
 
+        Returns:
+            A ``FlatMapExecutor[U]``, for ``fn`` and ``error_fn`` returning a
+            ``Future[U]``, whatever ``executor``'s result type.
+
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` or
                 ``error_fn`` is not callable; ``name`` is not a ``str``.
@@ -377,6 +499,18 @@ class Executors:
             executor, fn, logger, _name_of(executor, name), error_fn=error_fn
         )
 
+    @overload
+    @staticmethod
+    def with_throttle(  # type: ignore[overload-overlap]
+        executor: FluentExecutor[R],
+        count: ThrottleCount,
+        block: bool = False,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> ThrottleExecutor[R]: ...
+
+    @overload
     @staticmethod
     def with_throttle(
         executor: Executor,
@@ -385,7 +519,17 @@ class Executors:
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> ThrottleExecutor:
+    ) -> ThrottleExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_throttle(
+        executor: FluentExecutor[R] | Executor,
+        count: ThrottleCount,
+        block: bool = False,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> ThrottleExecutor[R] | ThrottleExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.ThrottleExecutor`.
 
         At most ``count`` futures of ``executor`` are under way at once; further
@@ -401,6 +545,12 @@ class Executors:
             logger: where to log; default the ``fluent_executors.throttle`` logger.
             name: the new executor's name; default ``executor``'s.
 
+        Returns:
+            A ``ThrottleExecutor[R]`` if ``executor`` is a
+            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
+            result type passes down the chain), else a
+            ``ThrottleExecutor[SameResult]``.
+
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``count`` is neither
                 an ``int`` nor callable; ``block`` is not a ``bool``; ``name`` is
@@ -413,6 +563,18 @@ class Executors:
             executor, count, logger, _name_of(executor, name), block=block
         )
 
+    @overload
+    @staticmethod
+    def with_rate_limit(  # type: ignore[overload-overlap]
+        executor: FluentExecutor[R],
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> RateLimitExecutor[R]: ...
+
+    @overload
     @staticmethod
     def with_rate_limit(
         executor: Executor,
@@ -421,7 +583,17 @@ class Executors:
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> RateLimitExecutor:
+    ) -> RateLimitExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_rate_limit(
+        executor: FluentExecutor[R] | Executor,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> RateLimitExecutor[R] | RateLimitExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.RateLimitExecutor`.
 
         At most ``max_calls`` callables reach ``executor`` in any window of
@@ -437,6 +609,12 @@ class Executors:
                 logger.
             name: the new executor's name; default ``executor``'s.
 
+        Returns:
+            A ``RateLimitExecutor[R]`` if ``executor`` is a
+            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
+            result type passes down the chain), else a
+            ``RateLimitExecutor[SameResult]``.
+
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``max_calls`` is not
                 an ``int``; ``period`` is not a real number; ``name`` is not a
@@ -450,13 +628,31 @@ class Executors:
             executor, max_calls, period, logger, _name_of(executor, name)
         )
 
+    @overload
+    @staticmethod
+    def with_cancel_on_shutdown(  # type: ignore[overload-overlap]
+        executor: FluentExecutor[R],
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> CancelOnShutdownExecutor[R]: ...
+
+    @overload
     @staticmethod
     def with_cancel_on_shutdown(
         executor: Executor,
         logger: logging.Logger | None = None,
         *,
         name: str | None = None,
-    ) -> CancelOnShutdownExecutor:
+    ) -> CancelOnShutdownExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_cancel_on_shutdown(
+        executor: FluentExecutor[R] | Executor,
+        logger: logging.Logger | None = None,
+        *,
+        name: str | None = None,
+    ) -> CancelOnShutdownExecutor[R] | CancelOnShutdownExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.CancelOnShutdownExecutor`.
 
         The new executor's ``shutdown()`` cancels every future it returned that is
@@ -468,6 +664,12 @@ class Executors:
             logger: accepted for a uniform signature.
             name: the new executor's name; default ``executor``'s.
 
+        Returns:
+            A ``CancelOnShutdownExecutor[R]`` if ``executor`` is a
+            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
+            result type passes down the chain), else a
+            ``CancelOnShutdownExecutor[SameResult]``.
+
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``name`` is not a
                 ``str``.
@@ -476,8 +678,24 @@ class Executors:
         """
         return CancelOnShutdownExecutor(executor, logger, _name_of(executor, name))
 
+    @overload
     @staticmethod
-    def bind(executor: Executor, fn: Callable[P, T]) -> BoundCallable[P, T]:
+    def bind(
+        executor: FluentExecutor[SameResult], fn: Callable[P, T]
+    ) -> BoundCallable[P, T]: ...
+
+    @overload
+    @staticmethod
+    def bind(
+        executor: FluentExecutor[R], fn: Callable[P, object]
+    ) -> BoundCallable[P, R]: ...
+
+    @overload
+    @staticmethod
+    def bind(executor: Executor, fn: Callable[P, T]) -> BoundCallable[P, T]: ...
+
+    @staticmethod
+    def bind(executor: Executor, fn: Callable[P, Any]) -> BoundCallable[P, Any]:
         """Bind ``fn`` to ``executor``: return a callable that submits it.
 
         ``Executors.bind(executor, fn)(*args, **kwargs)`` is
@@ -490,8 +708,11 @@ class Executors:
             fn: the function to submit.
 
         Returns:
-            A :class:`~fluent_executors.BoundCallable` with ``fn``'s parameters,
-            returning ``Future[T]``.
+            A :class:`~fluent_executors.BoundCallable` with ``fn``'s parameters
+            ``P``, returning ``Future[T]`` for a ``fn`` returning ``T``: a
+            ``BoundCallable[P, T]``; a ``BoundCallable[P, R]`` if ``executor`` is
+            a :class:`~fluent_executors.FluentExecutor` whose result type ``R``
+            is not :class:`~fluent_executors.SameResult`.
 
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` is not
@@ -501,10 +722,26 @@ class Executors:
         """
         return BoundCallable(executor, fn)
 
+    @overload
+    @staticmethod
+    def flat_bind(
+        executor: FluentExecutor[SameResult], fn: Callable[P, Future[T]]
+    ) -> BoundCallable[P, T]: ...
+
+    @overload
+    @staticmethod
+    def flat_bind(
+        executor: FluentExecutor[Future[T]], fn: Callable[P, object]
+    ) -> BoundCallable[P, T]: ...
+
+    @overload
     @staticmethod
     def flat_bind(
         executor: Executor, fn: Callable[P, Future[T]]
-    ) -> BoundCallable[P, T]:
+    ) -> BoundCallable[P, T]: ...
+
+    @staticmethod
+    def flat_bind(executor: Executor, fn: Callable[P, Any]) -> BoundCallable[P, Any]:
         """Bind ``fn``, which returns a future, to ``executor``.
 
         Like :meth:`bind`, but the futures the callable returns take on the
@@ -516,8 +753,12 @@ class Executors:
             fn: the function to submit; it returns a future.
 
         Returns:
-            A :class:`~fluent_executors.BoundCallable` with ``fn``'s parameters,
-            returning ``Future[T]``.
+            A :class:`~fluent_executors.BoundCallable` with ``fn``'s parameters
+            ``P``, returning ``Future[T]`` for a ``fn`` returning ``Future[T]``:
+            a ``BoundCallable[P, T]``. If ``executor`` is a
+            :class:`~fluent_executors.FluentExecutor` whose result type is not
+            :class:`~fluent_executors.SameResult`, that result type must be a
+            ``Future[T]`` (what ``fn`` returns does not matter then).
 
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` is not

@@ -23,7 +23,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
-class _MappingExecutor(WrapperExecutor, Generic[R, U]):
+class _MappingExecutor(WrapperExecutor[U], Generic[R, U]):
     """What MapExecutor and FlatMapExecutor share: the functions, and submit().
 
     Type parameters:

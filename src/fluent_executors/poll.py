@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from ._chain import FluentExecutor, R, SameResult
 from ._future import ProxyFuture, outcome
 from ._metrics import ExecutorMetrics
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
@@ -352,7 +353,7 @@ class _Poller:
         return self._default_interval
 
 
-class PollExecutor(WrapperExecutor):
+class PollExecutor(WrapperExecutor[R]):
     """An executor whose futures are resolved by a poll function.
 
     Each callable is submitted to the *delegate* executor. When the delegate's
@@ -414,8 +415,35 @@ class PollExecutor(WrapperExecutor):
             not a ``str``.
         ValueError: ``default_interval`` is negative or NaN.
 
+    Type parameters:
+        R: the result type of the futures: the delegate's, if it is a
+            :class:`~fluent_executors.FluentExecutor`, else
+            :class:`~fluent_executors.SameResult` (what the callable returns).
+
     .. versionadded:: 0.1.0
     """
+
+    @overload
+    def __init__(
+        self,
+        delegate: FluentExecutor[R],
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: PollExecutor[SameResult],
+        delegate: Executor,
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
 
     def __init__(
         self,
@@ -437,14 +465,32 @@ class PollExecutor(WrapperExecutor):
         )
         weakref.finalize(self, self._poller.close).atexit = False
 
+    # Executor.submit promises a Future of the callable's result type, which an
+    # executor of another result type R (around a map executor) does not keep.
+    @overload  # type: ignore[override]
+    def submit(
+        self: PollExecutor[SameResult],
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[T]: ...
+
+    @overload
+    def submit(
+        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[R]: ...
+
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T]:
+    ) -> ProxyFuture[T] | ProxyFuture[R]:
         """Submit ``fn(*args, **kwargs)`` to the delegate and poll its result.
 
         Returns:
-            A ``Future[T]`` resolved by the poll function once ``fn`` has returned
-            on the delegate.
+            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
+            executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`), resolved by the poll function
+            once ``fn`` has returned on the delegate.
 
         Raises:
             TypeError: ``fn`` is not callable.

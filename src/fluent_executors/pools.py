@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor
+from ._chain import FluentExecutor, SameResult
 from ._future import ProxyFuture
 from ._metrics import ExecutorMetrics, for_executor
 from ._wrapper import check_name
@@ -20,7 +20,7 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 
-class _LibraryPool(FluentExecutor):
+class _LibraryPool(FluentExecutor[SameResult]):
     """What both pools add to the standard ones: metrics, and the library's futures.
 
     It comes before the standard class in the bases, so that ``super()`` reaches it.
@@ -72,6 +72,9 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
     """The standard :class:`concurrent.futures.ThreadPoolExecutor`, with a name and
     the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
 
+    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
+    ``fn`` returning ``T``.
+
     Args:
         max_workers: the most threads it runs at once; default as in the standard
             library (``min(32, os.cpu_count() + 4)``).
@@ -118,6 +121,9 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
     one cannot be pickled, its future fails with the pickling error; if a worker
     process dies, the futures fail with
     :class:`~concurrent.futures.process.BrokenProcessPool`.
+
+    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
+    ``fn`` returning ``T``.
 
     Args:
         args: positional arguments of the standard class.

@@ -7,9 +7,10 @@ import math
 import time
 from collections import deque
 from concurrent.futures import Executor, Future
-from typing import Any
+from typing import Any, overload
 
 from . import _scheduler
+from ._chain import FluentExecutor, R, SameResult
 from ._queueing import QueueingExecutor
 from ._wrapper import check_non_negative
 
@@ -27,7 +28,7 @@ class _Call:
         self.time = math.inf
 
 
-class RateLimitExecutor(QueueingExecutor[float, _Call]):
+class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
     """An executor that passes at most ``max_calls`` callables to its delegate in
     any window of ``period`` seconds.
 
@@ -65,8 +66,33 @@ class RateLimitExecutor(QueueingExecutor[float, _Call]):
         ValueError: ``max_calls`` is less than 1; ``period`` is not positive, or is
             infinite or NaN.
 
+    Type parameters:
+        R: the result type of the futures: the delegate's, if it is a
+            :class:`~fluent_executors.FluentExecutor`, else
+            :class:`~fluent_executors.SameResult` (what the callable returns).
+
     .. versionadded:: 0.1.0
     """
+
+    @overload
+    def __init__(
+        self,
+        delegate: FluentExecutor[R],
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: RateLimitExecutor[SameResult],
+        delegate: Executor,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
 
     def __init__(
         self,

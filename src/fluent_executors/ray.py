@@ -78,6 +78,9 @@ class RayExecutor(RemoteExecutor[_RayTask]):
       there and may block.
     - :meth:`~concurrent.futures.Future.running` is always ``False``.
 
+    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
+    ``fn`` returning ``T``.
+
     Args:
         name: the executor's name, used in thread names and passed down chains.
         remote_options: options of the Ray tasks (``ray.remote`` /

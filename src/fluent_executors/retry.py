@@ -8,10 +8,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Executor, Future
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from ._chain import FluentExecutor, R, SameResult
 from ._future import ProxyFuture, outcome
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import (
@@ -242,7 +243,7 @@ class _RetryFuture(ProxyFuture[T]):
 
     def __init__(
         self,
-        executor: RetryExecutor,
+        executor: RetryExecutor[Any],
         policy: RetryPolicy,
         fn: Callable[..., T],
         args: tuple[Any, ...],
@@ -344,7 +345,7 @@ class _RetryFuture(ProxyFuture[T]):
         return upstream.cancel()  # during an attempt, the delegate decides
 
 
-class RetryExecutor(WrapperExecutor):
+class RetryExecutor(WrapperExecutor[R]):
     """An executor that retries failed callables, as its retry policy decides.
 
     Each callable is submitted to the *delegate* executor; when the attempt is done,
@@ -389,8 +390,33 @@ class RetryExecutor(WrapperExecutor):
             wrong type; ``name`` is not a ``str``.
         ValueError: a policy argument is out of range.
 
+    Type parameters:
+        R: the result type of the futures: the delegate's, if it is a
+            :class:`~fluent_executors.FluentExecutor`, else
+            :class:`~fluent_executors.SameResult` (what the callable returns).
+
     .. versionadded:: 0.1.0
     """
+
+    @overload
+    def __init__(
+        self,
+        delegate: FluentExecutor[R],
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+        **kwargs: Any,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: RetryExecutor[SameResult],
+        delegate: Executor,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+        **kwargs: Any,
+    ) -> None: ...
 
     def __init__(
         self,
@@ -420,13 +446,31 @@ class RetryExecutor(WrapperExecutor):
         """The policy of :meth:`submit` (:class:`RetryPolicy`)."""
         return self._policy
 
+    # Executor.submit promises a Future of the callable's result type, which an
+    # executor of another result type R (around a map executor) does not keep.
+    @overload  # type: ignore[override]
+    def submit(
+        self: RetryExecutor[SameResult],
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[T]: ...
+
+    @overload
+    def submit(
+        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[R]: ...
+
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T]:
+    ) -> ProxyFuture[T] | ProxyFuture[R]:
         """Submit ``fn(*args, **kwargs)``, retried as :attr:`retry_policy` decides.
 
         Returns:
-            A ``Future[T]`` resolved like the last attempt.
+            A ``Future[T]`` resolved like the last attempt, for a ``fn`` returning
+            ``T``; a ``Future[R]`` if the executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`.
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -436,6 +480,26 @@ class RetryExecutor(WrapperExecutor):
         """
         return self.submit_retry(self._policy, fn, *args, **kwargs)
 
+    @overload
+    def submit_retry(
+        self: RetryExecutor[SameResult],
+        retry_policy: RetryPolicy,
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[T]: ...
+
+    @overload
+    def submit_retry(
+        self,
+        retry_policy: RetryPolicy,
+        fn: Callable[P, object],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[R]: ...
+
     def submit_retry(
         self,
         retry_policy: RetryPolicy,
@@ -443,7 +507,7 @@ class RetryExecutor(WrapperExecutor):
         /,
         *args: P.args,
         **kwargs: P.kwargs,
-    ) -> ProxyFuture[T]:
+    ) -> ProxyFuture[T] | ProxyFuture[R]:
         """Submit ``fn(*args, **kwargs)``, retried as ``retry_policy`` decides.
 
         Args:
@@ -453,7 +517,9 @@ class RetryExecutor(WrapperExecutor):
             kwargs: its keyword arguments.
 
         Returns:
-            A ``Future[T]`` resolved like the last attempt.
+            A ``Future[T]`` resolved like the last attempt, for a ``fn`` returning
+            ``T``; a ``Future[R]`` if the executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`.
 
         Raises:
             TypeError: ``retry_policy`` is not a :class:`RetryPolicy`; ``fn`` is

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor
+from ._chain import FluentExecutor, SameResult
 from ._future import ProxyFuture
 from ._metrics import for_executor
 from ._wrapper import check_callable, check_name
@@ -20,7 +20,7 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 
-class SyncExecutor(FluentExecutor):
+class SyncExecutor(FluentExecutor[SameResult]):
     """An executor that runs each callable inside ``submit``, in the calling thread.
 
     ``submit`` returns a future that is already done: it holds the callable's return
@@ -30,6 +30,9 @@ class SyncExecutor(FluentExecutor):
 
     Useful in tests and as the innermost executor of a chain whose work is cheap.
     It starts no thread.
+
+    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
+    ``fn`` returning ``T``.
 
     Args:
         logger: accepted for compatibility with more-executors; nothing is logged.

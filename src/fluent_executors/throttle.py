@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any
+from typing import Any, overload
 
+from ._chain import FluentExecutor, R, SameResult
 from ._queueing import QueueingExecutor
 
 __all__ = ["ThrottleCount", "ThrottleExecutor"]
@@ -20,7 +21,7 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
-class ThrottleExecutor(QueueingExecutor["int | None", bool]):
+class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
     """An executor that limits how many futures of its delegate are under way at once.
 
     A callable submitted while ``count`` futures that this executor passed to the
@@ -64,8 +65,33 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool]):
             ``str``.
         ValueError: ``count`` is an ``int`` less than 1.
 
+    Type parameters:
+        R: the result type of the futures: the delegate's, if it is a
+            :class:`~fluent_executors.FluentExecutor`, else
+            :class:`~fluent_executors.SameResult` (what the callable returns).
+
     .. versionadded:: 0.1.0
     """
+
+    @overload
+    def __init__(
+        self,
+        delegate: FluentExecutor[R],
+        count: ThrottleCount,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+        block: bool = False,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: ThrottleExecutor[SameResult],
+        delegate: Executor,
+        count: ThrottleCount,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+        block: bool = False,
+    ) -> None: ...
 
     def __init__(
         self,

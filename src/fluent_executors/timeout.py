@@ -6,10 +6,11 @@ import logging
 import math
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import TypeVar
+from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from ._chain import FluentExecutor, R, SameResult
 from ._future import ProxyFuture
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
@@ -23,7 +24,7 @@ P = ParamSpec("P")
 class _TimeoutFuture(ProxyFuture[T]):
     """Follows the delegate's future; tries to cancel itself when its time is up."""
 
-    def __init__(self, executor: TimeoutExecutor, timeout: float) -> None:
+    def __init__(self, executor: TimeoutExecutor[Any], timeout: float) -> None:
         super().__init__()
         self._executor = executor
         self._timeout = timeout
@@ -55,7 +56,7 @@ class _TimeoutFuture(ProxyFuture[T]):
         )
 
 
-class TimeoutExecutor(WrapperExecutor):
+class TimeoutExecutor(WrapperExecutor[R]):
     """An executor whose futures are cancelled if not done within a timeout.
 
     Each callable is submitted to the *delegate* executor at once. If the future
@@ -86,8 +87,31 @@ class TimeoutExecutor(WrapperExecutor):
             number; ``name`` is not a ``str``.
         ValueError: ``timeout`` is negative or NaN.
 
+    Type parameters:
+        R: the result type of the futures: the delegate's, if it is a
+            :class:`~fluent_executors.FluentExecutor`, else
+            :class:`~fluent_executors.SameResult` (what the callable returns).
+
     .. versionadded:: 0.1.0
     """
+
+    @overload
+    def __init__(
+        self,
+        delegate: FluentExecutor[R],
+        timeout: float,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: TimeoutExecutor[SameResult],
+        delegate: Executor,
+        timeout: float,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+    ) -> None: ...
 
     def __init__(
         self,
@@ -105,14 +129,32 @@ class TimeoutExecutor(WrapperExecutor):
         """The timeout of :meth:`submit`, in seconds (``float``)."""
         return self._timeout
 
+    # Executor.submit promises a Future of the callable's result type, which an
+    # executor of another result type R (around a map executor) does not keep.
+    @overload  # type: ignore[override]
+    def submit(
+        self: TimeoutExecutor[SameResult],
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[T]: ...
+
+    @overload
+    def submit(
+        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[R]: ...
+
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T]:
+    ) -> ProxyFuture[T] | ProxyFuture[R]:
         """Submit ``fn(*args, **kwargs)`` to the delegate, with :attr:`timeout`.
 
         Returns:
-            A ``Future[T]`` resolved like the delegate's future, or cancelled if it
-            is not done in time and can be cancelled.
+            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
+            executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`), resolved like the delegate's
+            future, or cancelled if it is not done in time and can be cancelled.
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -121,9 +163,29 @@ class TimeoutExecutor(WrapperExecutor):
         """
         return self._submit(self._timeout, fn, *args, **kwargs)
 
+    @overload
+    def submit_timeout(
+        self: TimeoutExecutor[SameResult],
+        timeout: float,
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[T]: ...
+
+    @overload
+    def submit_timeout(
+        self,
+        timeout: float,
+        fn: Callable[P, object],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[R]: ...
+
     def submit_timeout(
         self, timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T]:
+    ) -> ProxyFuture[T] | ProxyFuture[R]:
         """Submit ``fn(*args, **kwargs)`` with a timeout of its own.
 
         Args:
@@ -134,8 +196,10 @@ class TimeoutExecutor(WrapperExecutor):
             kwargs: its keyword arguments.
 
         Returns:
-            A ``Future[T]`` resolved like the delegate's future, or cancelled if it
-            is not done in time and can be cancelled.
+            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
+            executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`), resolved like the delegate's
+            future, or cancelled if it is not done in time and can be cancelled.
 
         Raises:
             TypeError: ``timeout`` is not a real number; ``fn`` is not callable.

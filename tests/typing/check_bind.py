@@ -71,7 +71,7 @@ def check_bind_errors() -> None:
     by_keyword = Executors.sync().bind(fetch_by_keyword)
     by_keyword("https://example.com", 1.0)  # type: ignore[call-arg]
     by_keyword("https://example.com", retries=3)  # type: ignore[call-arg]
-    Executors.bind(fetch, decode)  # type: ignore[arg-type]
+    Executors.bind(fetch, decode)  # type: ignore[call-overload]
 
 
 def check_flat_bind() -> None:

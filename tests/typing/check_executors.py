@@ -176,8 +176,8 @@ def check_with_retry(base: ThreadPoolExecutor) -> None:
 
 def check_with_retry_errors(base: ThreadPoolExecutor) -> None:
     base.with_retry(5)  # type: ignore[arg-type]
-    base.with_retry().submit(work, "1")  # type: ignore[arg-type]
-    base.with_retry().submit_retry(work, 1)  # type: ignore[arg-type]
+    base.with_retry().submit(work, "1")  # type: ignore[call-overload]
+    base.with_retry().submit_retry(work, 1)  # type: ignore[call-overload]
     ExceptionRetryPolicy(max_attempts="5")  # type: ignore[arg-type]
     ExceptionRetryPolicy(exception_base=str)  # type: ignore[arg-type]
     base.with_retry().retry_policy = RetryPolicy()  # type: ignore[misc]
@@ -195,7 +195,7 @@ def check_with_timeout(base: ThreadPoolExecutor) -> None:
 
 def check_with_timeout_errors(base: ThreadPoolExecutor) -> None:
     base.with_timeout("10")  # type: ignore[arg-type]
-    base.with_timeout(10.0).submit_timeout(work, 1)  # type: ignore[arg-type]
+    base.with_timeout(10.0).submit_timeout(work, 1)  # type: ignore[call-overload]
     base.with_timeout(10.0).timeout = 1.0  # type: ignore[misc]
 
 
@@ -267,7 +267,7 @@ async def check_with_asyncio_await(base: ThreadPoolExecutor) -> None:
 
 def check_with_asyncio_errors(base: ThreadPoolExecutor) -> None:
     base.with_asyncio(loop=1)  # type: ignore[arg-type]
-    base.with_asyncio().submit(work, "1")  # type: ignore[arg-type]
+    base.with_asyncio().submit(work, "1")  # type: ignore[call-overload]
     # Its futures are asyncio futures, not concurrent.futures ones.
     future = base.with_asyncio().submit(work, 1)
     wrong: Future[str] = future  # type: ignore[assignment]
@@ -293,7 +293,7 @@ def check_wrapping_any_executor() -> None:
 
 
 def check_wrapping_any_executor_errors() -> None:
-    Executors.with_retry(object())  # type: ignore[arg-type]
+    Executors.with_retry(object())  # type: ignore[call-overload]
     Executors.with_map(work, parse)  # type: ignore[arg-type]
 
 

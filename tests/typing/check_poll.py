@@ -104,4 +104,4 @@ def check_poll_executor_errors() -> None:
     executor.with_poll(poll_returning_text)  # type: ignore[arg-type]
     executor.with_poll(poll_tasks, cancel_with_two_arguments)  # type: ignore[arg-type]
     executor.with_poll(poll_tasks, default_interval="5")  # type: ignore[arg-type]
-    executor.with_poll(poll_tasks).submit(start_task, 1)  # type: ignore[arg-type]
+    executor.with_poll(poll_tasks).submit(start_task, 1)  # type: ignore[call-overload]
