@@ -90,6 +90,8 @@ class TimerHandle:
             ``True`` if the callback was pending and now will not run; ``False`` if
             it has already started (or run), or was cancelled before.
         """
+        if self._fn is None:  # taken to run, or cancelled: no need for the lock
+            return False
         return _scheduler.cancel(self)
 
 
@@ -154,10 +156,11 @@ class _Scheduler:
             due = self._wait_for_due()
         if due is None:
             return False
+        blocking = [fn for fn, may_block in due if may_block]
+        if blocking:
+            _workers.run(blocking)
         for fn, may_block in due:
-            if may_block:
-                _workers.run(fn)
-            else:
+            if not may_block:
                 _run_logged(fn)
         return True
 
@@ -230,19 +233,22 @@ class _Workers:
         self._threads = 0  # alive, or about to start
         self._idle = 0  # waiting for a callback
 
-    def run(self, fn: Callable[[], object]) -> None:
-        """Run ``fn()`` in a worker thread, as soon as one is free."""
+    def run(self, fns: list[Callable[[], object]]) -> None:
+        """Run each of ``fns`` in a worker thread, in order, as workers come free.
+
+        One call for all the callbacks that came due together: under a burst of
+        timeouts this is one hand-over per batch, not one per callback.
+        """
         with self._lock:
-            self._queue.append(fn)
-            if len(self._queue) <= self._idle:  # an idle worker is left to take it
-                self._cond.notify()
-                return
-            if self._threads >= MAX_WORKERS:
-                return  # the first worker done with its callback takes it
-            self._threads += 1
-        threading.Thread(
-            target=self._work, name=WORKER_THREAD_NAME, daemon=True
-        ).start()
+            self._queue.extend(fns)
+            self._cond.notify(min(len(self._queue), self._idle))
+            # Each idle worker takes one; more threads for the rest, up to the most.
+            start = min(len(self._queue) - self._idle, MAX_WORKERS - self._threads)
+            self._threads += max(start, 0)
+        for _ in range(start):
+            threading.Thread(
+                target=self._work, name=WORKER_THREAD_NAME, daemon=True
+            ).start()
 
     def _work(self) -> None:
         while (fn := self._take()) is not None:
