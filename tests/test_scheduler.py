@@ -329,3 +329,25 @@ def test_at_most_max_workers_run_and_the_rest_wait_for_one_to_be_free() -> None:
     for worker in workers:  # they end once idle
         worker.join(timeout=10)
         assert not worker.is_alive()
+
+
+def test_a_worker_that_cannot_start_leaves_its_callbacks_to_the_scheduler_thread(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    start = threading.Thread.start
+
+    def refuse_workers(thread: threading.Thread) -> None:
+        if thread.name == WORKER_THREAD_NAME:
+            raise RuntimeError("can't start new thread")
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", refuse_workers)
+    ran: queue.Queue[str] = queue.Queue()
+
+    call_later(0.0, lambda: ran.put(threading.current_thread().name), may_block=True)
+
+    assert ran.get(timeout=5) == THREAD_NAME  # run, not lost
+    assert "could not start a scheduler worker thread" in caplog.text
+    monkeypatch.undo()  # workers can start again, and the scheduler still serves
+    call_later(0.0, lambda: ran.put(threading.current_thread().name), may_block=True)
+    assert ran.get(timeout=5) == WORKER_THREAD_NAME

@@ -88,7 +88,8 @@ class TimerHandle:
 
         Returns:
             ``True`` if the callback was pending and now will not run; ``False`` if
-            it has already started (or run), or was cancelled before.
+            it was cancelled before, or has come due and been taken to run (it may
+            not have started yet: a ``may_block`` callback waits for a free worker).
         """
         if self._fn is None:  # taken to run, or cancelled: no need for the lock
             return False
@@ -120,10 +121,11 @@ class _Scheduler:
             heapq.heappush(self._heap, (when, next(self._sequence), handle))
             self._pending += 1
             if self._thread is None:
-                self._thread = threading.Thread(
+                thread = threading.Thread(
                     target=self._run, name=THREAD_NAME, daemon=True
                 )
-                self._thread.start()
+                thread.start()  # if it cannot, the next call_at tries again
+                self._thread = thread
             elif self._heap[0][2] is handle:  # earlier than what the thread waits for
                 self._cond.notify()
         return handle
@@ -243,12 +245,30 @@ class _Workers:
             self._queue.extend(fns)
             self._cond.notify(min(len(self._queue), self._idle))
             # Each idle worker takes one; more threads for the rest, up to the most.
-            start = min(len(self._queue) - self._idle, MAX_WORKERS - self._threads)
-            self._threads += max(start, 0)
-        for _ in range(start):
-            threading.Thread(
-                target=self._work, name=WORKER_THREAD_NAME, daemon=True
-            ).start()
+            unclaimed = len(self._queue) - self._idle
+            start = max(min(unclaimed, MAX_WORKERS - self._threads), 0)
+            self._threads += start
+        for started in range(start):
+            try:
+                threading.Thread(
+                    target=self._work, name=WORKER_THREAD_NAME, daemon=True
+                ).start()
+            except RuntimeError:  # "can't start new thread": out of threads or memory
+                logger.exception("could not start a scheduler worker thread")
+                self._not_started(start - started)
+                return
+
+    def _not_started(self, count: int) -> None:
+        """``count`` worker threads counted in could not start. If no worker is left
+        to run the queue, run it here (in the scheduler thread) rather than lose it."""
+        with self._lock:
+            self._threads -= count
+            if self._threads:
+                return
+            orphans = list(self._queue)
+            self._queue.clear()
+        for fn in orphans:
+            _run_logged(fn)
 
     def _work(self) -> None:
         while (fn := self._take()) is not None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import operator
-import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from functools import partial
@@ -389,8 +388,7 @@ class _FanInFuture(ProxyFuture[T]):
     def __init__(self, inputs: list[Future[Any]]) -> None:
         super().__init__()
         self._inputs = inputs
-        self._pending = len(inputs)
-        self._lock = threading.Lock()
+        self._pending = len(inputs)  # guarded by the future's own _lock
 
     def _start(self) -> ProxyFuture[T]:
         """Watch every input; return ``self``."""

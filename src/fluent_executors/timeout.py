@@ -33,8 +33,10 @@ class _TimeoutFuture(ProxyFuture[T]):
     def _arm(self) -> None:
         """Schedule :meth:`_expire` in :attr:`_timeout` seconds, unless done."""
         timer = call_later(self._timeout, self._expire, may_block=True)
-        self._timer = timer
-        if self.done():  # resolved before the timer was set: _on_resolved missed it
+        with self._lock:  # against _try_resolve, which sets the state under it
+            self._timer = timer
+            done = self.done()
+        if done:  # resolved before the timer was set: _on_resolved missed it
             timer.cancel()
 
     def _on_resolved(self) -> None:
@@ -44,6 +46,8 @@ class _TimeoutFuture(ProxyFuture[T]):
 
     def _expire(self) -> None:
         """Runs in a worker thread of the scheduler once the timeout has passed."""
+        if self.done():  # in time after all, while the callback waited for a worker
+            return
         metrics = self._executor._metrics
         if metrics is not None:
             metrics.timeout_fired()
