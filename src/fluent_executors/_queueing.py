@@ -8,16 +8,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Generic, NamedTuple, TypeVar, overload
+from typing import Any, Generic, NamedTuple, TypeVar
 
-from typing_extensions import ParamSpec
-
-from ._chain import R, SameResult
+from ._chain import R
 from ._future import ProxyFuture
-from ._wrapper import WrapperExecutor, check_callable, shutdown_delegate
+from ._wrapper import WrapperExecutor, shutdown_delegate
 
 T = TypeVar("T")
-P = ParamSpec("P")
 Prepared = TypeVar("Prepared")
 Token = TypeVar("Token")
 
@@ -100,39 +97,9 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
 
     # -- submit -----------------------------------------------------------------------
 
-    # Executor.submit promises a Future of the callable's result type, which an
-    # executor of another result type R (around a map executor) does not keep.
-    @overload  # type: ignore[override]
-    def submit(
-        self: QueueingExecutor[Prepared, Token, SameResult],
-        fn: Callable[P, T],
-        /,
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> ProxyFuture[T]: ...
-
-    @overload
-    def submit(
-        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[R]: ...
-
-    def submit(
-        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T] | ProxyFuture[R]:
-        """Queue ``fn(*args, **kwargs)``; pass it on to the delegate in turn.
-
-        Returns:
-            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
-            executor's result type ``R`` is not
-            :class:`~fluent_executors.SameResult`) that follows the delegate's
-            future once the callable has been passed on. If the delegate's
-            ``submit`` raises then, the future fails with that exception.
-
-        Raises:
-            TypeError: ``fn`` is not callable.
-            RuntimeError: the executor has been shut down.
-        """
-        check_callable("fn", fn)
+    def _submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
         future: _QueuedFuture[T] = _QueuedFuture(self)
         with self._cond:
             self._check_open()

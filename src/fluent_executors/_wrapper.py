@@ -9,10 +9,16 @@ import numbers
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any
+from typing import Any, TypeVar, overload
 
-from ._chain import FluentExecutor, R
+from typing_extensions import ParamSpec
+
+from ._chain import FluentExecutor, R, SameResult
+from ._future import ProxyFuture
 from ._metrics import ExecutorMetrics, for_executor
+
+T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def check_delegate(delegate: object) -> None:
@@ -85,6 +91,8 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
 class WrapperExecutor(FluentExecutor[R]):
     """Base of the wrapper executors: holds the delegate and the shutdown state.
 
+    ``submit()`` checks that ``fn`` is callable and leaves the rest to
+    :meth:`_submit`, which each wrapper defines (or it overrides ``submit``).
     ``shutdown()`` is idempotent, refuses new submits with ``RuntimeError`` and shuts
     down the delegate with the same arguments.
 
@@ -124,6 +132,57 @@ class WrapperExecutor(FluentExecutor[R]):
     def delegate(self) -> Executor:
         """The executor this one submits to (:class:`~concurrent.futures.Executor`)."""
         return self._delegate
+
+    # Executor.submit promises a Future of the callable's result type, which an
+    # executor of another result type R (around a map executor) does not keep.
+    @overload  # type: ignore[override]
+    def submit(
+        self: WrapperExecutor[SameResult],
+        fn: Callable[P, T],
+        /,
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> ProxyFuture[T]: ...
+
+    @overload
+    def submit(
+        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[R]: ...
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[T] | ProxyFuture[R]:
+        """Submit ``fn(*args, **kwargs)`` to the delegate, through this executor.
+
+        What the executor does with it (retries it, cancels it when its time is up,
+        polls for its outcome, queues it, ...) is described with its class. A
+        throttle executor built with ``block=True`` waits here until the callable
+        has been passed on to the delegate.
+
+        Returns:
+            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
+            executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`), resolved as the class describes.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            RuntimeError: the executor has been shut down.
+            Exception: whatever the delegate's ``submit`` raises, for an executor
+                that calls it from ``submit`` (a retry executor: for the first
+                attempt). An executor that queues callables (throttle, rate limit)
+                fails the future with it instead.
+        """
+        check_callable("fn", fn)
+        return self._submit(fn, args, kwargs)
+
+    def _submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
+        """Do the work of :meth:`submit` for a callable ``fn``: the hook that each
+        wrapper defines. ``args`` and ``kwargs`` are ``submit``'s own (no copies):
+        pass them on as they are, or unpacked.
+        """
+        raise NotImplementedError
 
     def _check_open(self) -> None:
         """Raise ``RuntimeError`` if the executor has been shut down."""

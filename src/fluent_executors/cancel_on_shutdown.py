@@ -7,16 +7,13 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar, overload
 
-from typing_extensions import ParamSpec
-
 from ._chain import FluentExecutor, R, SameResult
 from ._future import ProxyFuture
-from ._wrapper import WrapperExecutor, check_callable
+from ._wrapper import WrapperExecutor
 
 __all__ = ["CancelOnShutdownExecutor"]
 
 T = TypeVar("T")
-P = ParamSpec("P")
 
 
 class CancelOnShutdownExecutor(WrapperExecutor[R]):
@@ -73,39 +70,9 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         self._outstanding: dict[Future[Any], None] = {}
         self._open_metrics("cancel_on_shutdown")
 
-    # Executor.submit promises a Future of the callable's result type, which an
-    # executor of another result type R (around a map executor) does not keep.
-    @overload  # type: ignore[override]
-    def submit(
-        self: CancelOnShutdownExecutor[SameResult],
-        fn: Callable[P, T],
-        /,
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> ProxyFuture[T]: ...
-
-    @overload
-    def submit(
-        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[R]: ...
-
-    def submit(
-        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T] | ProxyFuture[R]:
-        """Submit ``fn(*args, **kwargs)`` to the delegate.
-
-        Returns:
-            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
-            executor's result type ``R`` is not
-            :class:`~fluent_executors.SameResult`) that follows the delegate's
-            future, until ``shutdown`` cancels it.
-
-        Raises:
-            TypeError: ``fn`` is not callable.
-            RuntimeError: the executor has been shut down.
-            Exception: whatever the delegate's ``submit`` raises.
-        """
-        check_callable("fn", fn)
+    def _submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
         self._check_open()
         future: ProxyFuture[T] = ProxyFuture()
         future._follow(self._submit_to_delegate(fn, *args, **kwargs))

@@ -12,8 +12,6 @@ from concurrent.futures import Executor, Future
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
 
-from typing_extensions import ParamSpec
-
 from ._chain import FluentExecutor, R, SameResult
 from ._future import ProxyFuture, outcome
 from ._metrics import ExecutorMetrics
@@ -22,7 +20,6 @@ from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 
 T = TypeVar("T")
-P = ParamSpec("P")
 
 PollFn = Callable[[list["PollDescriptor[Any]"]], "float | None"]
 """A poll function: takes the descriptors of every future being polled and returns
@@ -465,39 +462,9 @@ class PollExecutor(WrapperExecutor[R]):
         )
         weakref.finalize(self, self._poller.close).atexit = False
 
-    # Executor.submit promises a Future of the callable's result type, which an
-    # executor of another result type R (around a map executor) does not keep.
-    @overload  # type: ignore[override]
-    def submit(
-        self: PollExecutor[SameResult],
-        fn: Callable[P, T],
-        /,
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> ProxyFuture[T]: ...
-
-    @overload
-    def submit(
-        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[R]: ...
-
-    def submit(
-        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T] | ProxyFuture[R]:
-        """Submit ``fn(*args, **kwargs)`` to the delegate and poll its result.
-
-        Returns:
-            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
-            executor's result type ``R`` is not
-            :class:`~fluent_executors.SameResult`), resolved by the poll function
-            once ``fn`` has returned on the delegate.
-
-        Raises:
-            TypeError: ``fn`` is not callable.
-            RuntimeError: the executor has been shut down.
-            Exception: whatever the delegate's ``submit`` raises.
-        """
-        check_callable("fn", fn)
+    def _submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
         future: _PollFuture[T] = _PollFuture(self._poller)
         self._poller.add(future)
         try:

@@ -446,40 +446,6 @@ class RetryExecutor(WrapperExecutor[R]):
         """The policy of :meth:`submit` (:class:`RetryPolicy`)."""
         return self._policy
 
-    # Executor.submit promises a Future of the callable's result type, which an
-    # executor of another result type R (around a map executor) does not keep.
-    @overload  # type: ignore[override]
-    def submit(
-        self: RetryExecutor[SameResult],
-        fn: Callable[P, T],
-        /,
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> ProxyFuture[T]: ...
-
-    @overload
-    def submit(
-        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[R]: ...
-
-    def submit(
-        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T] | ProxyFuture[R]:
-        """Submit ``fn(*args, **kwargs)``, retried as :attr:`retry_policy` decides.
-
-        Returns:
-            A ``Future[T]`` resolved like the last attempt, for a ``fn`` returning
-            ``T``; a ``Future[R]`` if the executor's result type ``R`` is not
-            :class:`~fluent_executors.SameResult`.
-
-        Raises:
-            TypeError: ``fn`` is not callable.
-            RuntimeError: the executor has been shut down.
-            Exception: whatever the delegate's ``submit`` raises for the first
-                attempt.
-        """
-        return self.submit_retry(self._policy, fn, *args, **kwargs)
-
     @overload
     def submit_retry(
         self: RetryExecutor[SameResult],
@@ -532,6 +498,20 @@ class RetryExecutor(WrapperExecutor[R]):
         """
         _check_policy(retry_policy)
         check_callable("fn", fn)
+        return self._submit_with_policy(retry_policy, fn, args, kwargs)
+
+    def _submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
+        return self._submit_with_policy(self._policy, fn, args, kwargs)
+
+    def _submit_with_policy(
+        self,
+        retry_policy: RetryPolicy,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> ProxyFuture[T]:
         future = _RetryFuture(self, retry_policy, fn, args, kwargs)
         with self._shutdown_lock:
             self._check_open()

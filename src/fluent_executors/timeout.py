@@ -133,40 +133,6 @@ class TimeoutExecutor(WrapperExecutor[R]):
         """The timeout of :meth:`submit`, in seconds (``float``)."""
         return self._timeout
 
-    # Executor.submit promises a Future of the callable's result type, which an
-    # executor of another result type R (around a map executor) does not keep.
-    @overload  # type: ignore[override]
-    def submit(
-        self: TimeoutExecutor[SameResult],
-        fn: Callable[P, T],
-        /,
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> ProxyFuture[T]: ...
-
-    @overload
-    def submit(
-        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[R]: ...
-
-    def submit(
-        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
-    ) -> ProxyFuture[T] | ProxyFuture[R]:
-        """Submit ``fn(*args, **kwargs)`` to the delegate, with :attr:`timeout`.
-
-        Returns:
-            A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
-            executor's result type ``R`` is not
-            :class:`~fluent_executors.SameResult`), resolved like the delegate's
-            future, or cancelled if it is not done in time and can be cancelled.
-
-        Raises:
-            TypeError: ``fn`` is not callable.
-            RuntimeError: the executor has been shut down.
-            Exception: whatever the delegate's ``submit`` raises.
-        """
-        return self._submit(self._timeout, fn, *args, **kwargs)
-
     @overload
     def submit_timeout(
         self: TimeoutExecutor[SameResult],
@@ -213,12 +179,22 @@ class TimeoutExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.1.0
         """
-        return self._submit(check_non_negative("timeout", timeout), fn, *args, **kwargs)
+        timeout = check_non_negative("timeout", timeout)
+        check_callable("fn", fn)
+        return self._submit_timed(timeout, fn, args, kwargs)
 
     def _submit(
-        self, timeout: float, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[T]:
-        check_callable("fn", fn)
+        return self._submit_timed(self._timeout, fn, args, kwargs)
+
+    def _submit_timed(
+        self,
+        timeout: float,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> ProxyFuture[T]:
         self._check_open()
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
         future._follow(self._submit_to_delegate(fn, *args, **kwargs))
