@@ -22,6 +22,7 @@ from fluent_executors import (
     SyncExecutor,
     ThreadPoolExecutor,
 )
+from fluent_executors import retry as retry_module
 from fluent_executors._scheduler import THREAD_NAME, WORKER_THREAD_NAME
 
 
@@ -376,6 +377,22 @@ def test_a_submit_error_on_a_later_attempt_fails_the_future_and_is_logged(
     assert isinstance(error, RuntimeError)
     assert "after shutdown" in str(error)
     assert any("could not submit attempt 2" in r.message for r in caplog.records)
+
+
+def test_a_retry_that_cannot_be_scheduled_fails_the_future_and_is_logged(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def no_thread_left(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(retry_module, "call_later", no_thread_left)
+
+    future = RetryExecutor(SyncExecutor(), sleep=0.01).submit(Flaky(failures=1))
+
+    error = future.exception(timeout=5)  # failed, not pending for ever
+    assert isinstance(error, RuntimeError)
+    assert "can't start new thread" in str(error)
+    assert any("could not schedule attempt 2" in r.message for r in caplog.records)
 
 
 def test_a_done_callback_that_raises_breaks_nothing(pool: ThreadPoolExecutor) -> None:

@@ -323,10 +323,19 @@ class _RetryFuture(ProxyFuture[T]):
             self._attempts + 1,
             delay,
         )
-        with self._lock:
-            stopped = self._stopped
-            if not stopped and not self.done():
-                self._timer = call_later(delay, self._retry, may_block=True)
+        try:
+            with self._lock:
+                stopped = self._stopped
+                if not stopped and not self.done():
+                    self._timer = call_later(delay, self._retry, may_block=True)
+        except Exception as error:  # the scheduler's thread could not start
+            self._executor._logger.exception(
+                "retry executor %r could not schedule attempt %d; failing the future",
+                self._executor._name,
+                self._attempts + 1,
+            )
+            self._try_set_exception(error)
+            return
         if stopped:
             self._try_copy(upstream)
 
@@ -359,7 +368,8 @@ class RetryExecutor(WrapperExecutor[R]):
       is held per waiting future. Later attempts are submitted from one of its
       worker threads, ``fluent-executors-scheduler-worker``, so a ``submit`` that
       blocks holds up no other timer. A delegate whose ``submit`` fails on a later
-      attempt fails the future with that error. (A delegate that runs callables
+      attempt fails the future with that error, and so does a retry that cannot
+      be scheduled (no thread could be started). (A delegate that runs callables
       inside ``submit``, like :class:`~fluent_executors.SyncExecutor`, runs the
       retries in that worker, one of four shared by the whole process: prefer a
       pool for slow work.)
