@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from concurrent.futures import (
     CancelledError,
     Future,
@@ -257,13 +258,31 @@ def test_has_every_field_of_a_standard_future():
     assert proxy._condition is proxy._condition
 
 
+def blocked_waiters(future: ProxyFuture[Any], count: int) -> None:
+    """Return once ``count`` threads are blocked in a wait on ``future``'s Condition
+    (so that what follows tests their wake-up, not the done future's fast path)."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        condition = future._made_condition
+        if condition is not None and len(condition._waiters) >= count:  # type: ignore[attr-defined]
+            return
+        time.sleep(0.001)  # polling a state, not waiting out a guess
+    raise AssertionError(f"fewer than {count} threads blocked on the future")
+
+
 def test_waits_with_a_timeout_and_wakes_on_resolution():
     future: ProxyFuture[int] = ProxyFuture()
-    resolver = threading.Timer(0.05, future._try_set_result, args=(7,))
-    resolver.start()
+    results: Future[int] = Future()
+    waiter = threading.Thread(
+        target=lambda: results.set_result(future.result(timeout=TIMEOUT))
+    )
+    waiter.start()
+    blocked_waiters(future, 1)
 
-    assert future.result(timeout=TIMEOUT) == 7
-    resolver.join()
+    future._try_set_result(7)
+
+    assert results.result(timeout=TIMEOUT) == 7
+    waiter.join(TIMEOUT)
 
 
 def test_many_threads_waiting_at_once_all_wake_with_the_outcome():
@@ -281,6 +300,7 @@ def test_many_threads_waiting_at_once_all_wake_with_the_outcome():
     for thread in threads:
         thread.start()
     start.wait()
+    blocked_waiters(future, 8)  # all on the one Condition
     future._try_set_result(5)
     for thread in threads:
         thread.join(TIMEOUT)
@@ -291,11 +311,9 @@ def test_many_threads_waiting_at_once_all_wake_with_the_outcome():
 @pytest.mark.parametrize("resolve", ["exception", "cancel"])
 def test_waiting_threads_wake_on_failure_and_on_cancel(resolve):
     future: ProxyFuture[int] = ProxyFuture()
-    waiting = threading.Event()
     seen: Future[BaseException | None] = Future()
 
     def waiter() -> None:
-        waiting.set()
         try:
             seen.set_result(future.exception(timeout=TIMEOUT))
         except BaseException as error:
@@ -303,7 +321,7 @@ def test_waiting_threads_wake_on_failure_and_on_cancel(resolve):
 
     thread = threading.Thread(target=waiter)
     thread.start()
-    waiting.wait(TIMEOUT)
+    blocked_waiters(future, 1)
     error = ValueError("boom")
     if resolve == "exception":
         future._try_set_exception(error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
@@ -81,15 +82,15 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
 
     # -- what subclasses define ------------------------------------------------------
 
+    @abstractmethod
     def _prepare(self) -> Prepared:
         """Called without the lock before each :meth:`_admit`; its return value is
         passed to it (for reading user callables outside the lock)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _admit(self, prepared: Prepared) -> Token | None:
         """Called under the lock while the queue is not empty: return a token (not
         ``None``) to pass the oldest callable on to the delegate now, or ``None``."""
-        raise NotImplementedError
 
     def _dispatched(self, token: Token, upstream: Future[Any] | None) -> None:
         """Called without the lock once the delegate's ``submit`` has returned

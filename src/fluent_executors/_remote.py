@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import threading
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, Generic, TypeVar
@@ -129,7 +130,7 @@ class RemoteFuture(ProxyFuture[T], Generic[T, H]):
         return False  # the other system does not tell when a task starts
 
 
-class RemoteExecutor(FluentExecutor, Generic[H]):
+class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
     """Base of the executors that run callables on another system.
 
     Subclasses implement the ``_submit_remote``, ``_add_done_callback``, ``_fetch``,
@@ -169,6 +170,7 @@ class RemoteExecutor(FluentExecutor, Generic[H]):
 
     # -- what subclasses define ------------------------------------------------------
 
+    @abstractmethod
     def _submit_remote(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> H:
@@ -177,19 +179,18 @@ class RemoteExecutor(FluentExecutor, Generic[H]):
         Raises:
             Exception: the system refuses the task; the caller of ``submit`` gets it.
         """
-        raise NotImplementedError
 
+    @abstractmethod
     def _add_done_callback(self, handle: H, callback: Callable[[], None]) -> None:
         """Have ``callback()`` called, on any thread, once the task has ended."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _fetch(self, handle: H) -> Any:
         """Return the ended task's result, or raise its exception; may block."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _cancel_remote(self, handle: H) -> bool:
         """Ask the system to cancel the task; ``False`` if it refuses."""
-        raise NotImplementedError
 
     def _close_resources(self) -> None:
         """Release what the executor owns (a cluster, a runtime); called once."""

@@ -7,6 +7,7 @@ import logging
 import math
 import numbers
 import threading
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar, overload
@@ -88,13 +89,12 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     )
 
 
-class WrapperExecutor(FluentExecutor[R]):
+class DelegatingExecutor(FluentExecutor[R]):
     """Base of the wrapper executors: holds the delegate and the shutdown state.
 
-    ``submit()`` checks that ``fn`` is callable and leaves the rest to
-    :meth:`_submit`, which each wrapper defines (or it overrides ``submit``).
     ``shutdown()`` is idempotent, refuses new submits with ``RuntimeError`` and shuts
-    down the delegate with the same arguments.
+    down the delegate with the same arguments. Subclasses define ``submit``; those
+    whose futures are the library's derive from :class:`WrapperExecutor`.
 
     Type parameters:
         R: the result type of the futures (see :class:`FluentExecutor`).
@@ -132,6 +132,37 @@ class WrapperExecutor(FluentExecutor[R]):
     def delegate(self) -> Executor:
         """The executor this one submits to (:class:`~concurrent.futures.Executor`)."""
         return self._delegate
+
+    def _check_open(self) -> None:
+        """Raise ``RuntimeError`` if the executor has been shut down."""
+        if self._is_shutdown:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Shut down this executor and its delegate.
+
+        Args:
+            wait: if ``True``, return only once the delegate's work is done.
+            cancel_futures: if ``True``, cancel the futures that have not started.
+
+        Calling it more than once is harmless.
+        """
+        with self._shutdown_lock:
+            self._is_shutdown = True
+        self._close_metrics()
+        shutdown_delegate(self._delegate, wait, cancel_futures)
+
+
+class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
+    """Base of the wrapper executors whose futures are the library's
+    (:class:`~fluent_executors.ProxyFuture`).
+
+    ``submit()`` checks that ``fn`` is callable and leaves the rest to
+    :meth:`_submit`, which each of them defines.
+
+    Type parameters:
+        R: the result type of the futures (see :class:`FluentExecutor`).
+    """
 
     # Executor.submit promises a Future of the callable's result type, which an
     # executor of another result type R (around a map executor) does not keep.
@@ -175,30 +206,11 @@ class WrapperExecutor(FluentExecutor[R]):
         check_callable("fn", fn)
         return self._submit(fn, args, kwargs)
 
+    @abstractmethod
     def _submit(
-        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> ProxyFuture[T]:
-        """Do the work of :meth:`submit` for a callable ``fn``: the hook that each
-        wrapper defines. ``args`` and ``kwargs`` are ``submit``'s own (no copies):
-        pass them on as they are, or unpacked.
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[Any]:
+        """Do the work of :meth:`submit` for a callable ``fn``. ``args`` and
+        ``kwargs`` are ``submit``'s own (no copies): pass them on as they are, or
+        unpacked.
         """
-        raise NotImplementedError
-
-    def _check_open(self) -> None:
-        """Raise ``RuntimeError`` if the executor has been shut down."""
-        if self._is_shutdown:
-            raise RuntimeError("cannot schedule new futures after shutdown")
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Shut down this executor and its delegate.
-
-        Args:
-            wait: if ``True``, return only once the delegate's work is done.
-            cancel_futures: if ``True``, cancel the futures that have not started.
-
-        Calling it more than once is harmless.
-        """
-        with self._shutdown_lock:
-            self._is_shutdown = True
-        self._close_metrics()
-        shutdown_delegate(self._delegate, wait, cancel_futures)

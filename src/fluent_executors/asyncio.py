@@ -11,7 +11,7 @@ from typing import TypeVar, overload
 from typing_extensions import ParamSpec
 
 from ._chain import FluentExecutor, R, SameResult
-from ._wrapper import WrapperExecutor, check_callable
+from ._wrapper import DelegatingExecutor, check_callable
 
 __all__ = ["AsyncioExecutor"]
 
@@ -26,7 +26,7 @@ def _check_loop(argument: str, loop: object) -> None:
         )
 
 
-class AsyncioExecutor(WrapperExecutor[R]):
+class AsyncioExecutor(DelegatingExecutor[R]):
     """An executor whose futures are :class:`asyncio.Future` objects, for coroutines.
 
     Each callable is submitted to the *delegate*; :meth:`submit` returns an

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from functools import partial
@@ -376,7 +377,7 @@ def f_flat_map(
 # -- combining many futures ------------------------------------------------------------
 
 
-class _FanInFuture(ProxyFuture[T]):
+class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
     """Resolved from many input futures; cancels the inputs it no longer needs.
 
     Subclasses decide, input by input, whether the output is resolved early
@@ -410,14 +411,14 @@ class _FanInFuture(ProxyFuture[T]):
         if last:
             self._complete(future)
 
+    @abstractmethod
     def _settle(self, index: int, future: Future[Any]) -> bool:
         """Take the outcome of the done input ``future``, the ``index``-th input;
         return ``True`` if that resolved the output."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _complete(self, last: Future[Any]) -> None:
         """Resolve the output once every input is done; ``last`` is the last one."""
-        raise NotImplementedError
 
     def _cancel_inputs(self) -> bool:
         """Cancel every input not yet done; ``True`` if any of them was cancelled."""

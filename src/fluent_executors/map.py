@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, Generic, TypeVar, cast, overload
@@ -49,23 +50,9 @@ class _MappingExecutor(WrapperExecutor[U], Generic[R, U]):
         self._error_fn = error_fn
         self._open_metrics(self._kind)
 
-    # Executor.submit promises a Future of the callable's own return type; the whole
-    # point of a mapping executor is to return a Future of the mapped type instead.
-    def submit(  # type: ignore[override]
-        self, fn: Callable[P, object], /, *args: P.args, **kwargs: P.kwargs
+    def _submit(
+        self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[U]:
-        """Submit ``fn(*args, **kwargs)`` to the delegate; map its outcome.
-
-        Returns:
-            A ``Future[U]`` that resolves once the delegate's future is done and its
-            outcome has been mapped.
-
-        Raises:
-            TypeError: ``fn`` is not callable.
-            RuntimeError: the executor has been shut down.
-            Exception: whatever the delegate's ``submit`` raises.
-        """
-        check_callable("fn", fn)
         self._check_open()
         future = self._new_future()
         future._follow(self._submit_to_delegate(fn, *args, **kwargs))
@@ -73,11 +60,12 @@ class _MappingExecutor(WrapperExecutor[U], Generic[R, U]):
             self._metrics.track(future)
         return future
 
+    @abstractmethod
     def _new_future(self) -> _MappingFuture[R, U]:
-        raise NotImplementedError
+        """A future of this executor, to follow the delegate's."""
 
 
-class _MappingFuture(ProxyFuture[U], Generic[R, U]):
+class _MappingFuture(ProxyFuture[U], Generic[R, U], metaclass=ABCMeta):
     """Maps the outcome of the delegate's future, then resolves with what
     :meth:`_on_mapped` makes of the mapped value."""
 
@@ -112,8 +100,9 @@ class _MappingFuture(ProxyFuture[U], Generic[R, U]):
             return
         self._on_mapped(mapped)
 
+    @abstractmethod
     def _on_mapped(self, mapped: R) -> None:
-        raise NotImplementedError
+        """Resolve with (what follows from) ``mapped``, the mapping's value."""
 
 
 class _MapFuture(_MappingFuture[U, U]):
