@@ -6,8 +6,8 @@ Everything public is importable from here::
     from fluent_executors import Executors, PollDescriptor
 """
 
-from ._chain import FluentExecutor, SameResult
-from ._future import ProxyFuture
+from ._fluent import FluentExecutor, SameResult
+from ._proxy import ProxyFuture
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor

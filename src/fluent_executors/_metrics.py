@@ -43,7 +43,7 @@ from concurrent.futures import CancelledError, Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._future import ProxyFuture
+from ._proxy import ProxyFuture
 
 if TYPE_CHECKING:
     from opentelemetry import metrics as otel_metrics

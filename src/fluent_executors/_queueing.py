@@ -11,8 +11,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, Generic, NamedTuple, TypeVar
 
-from ._chain import R
-from ._future import ProxyFuture
+from ._fluent import R
+from ._proxy import ProxyFuture
 from ._wrapper import WrapperExecutor, shutdown_delegate
 
 T = TypeVar("T")

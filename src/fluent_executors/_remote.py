@@ -20,9 +20,9 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor
-from ._future import ProxyFuture
+from ._fluent import FluentExecutor
 from ._metrics import ExecutorMetrics, for_executor
+from ._proxy import ProxyFuture
 from ._wrapper import check_callable, check_name
 
 T = TypeVar("T")

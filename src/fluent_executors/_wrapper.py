@@ -14,9 +14,9 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor, R, SameResult
-from ._future import ProxyFuture
+from ._fluent import FluentExecutor, R, SameResult
 from ._metrics import ExecutorMetrics, for_executor
+from ._proxy import ProxyFuture
 
 T = TypeVar("T")
 P = ParamSpec("P")

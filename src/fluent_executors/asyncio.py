@@ -10,7 +10,7 @@ from typing import TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor, R, SameResult
+from ._fluent import FluentExecutor, R, SameResult
 from ._wrapper import DelegatingExecutor, check_callable
 
 __all__ = ["AsyncioExecutor"]
@@ -69,8 +69,6 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         R: the result type of the futures: the delegate's, if it is a
             :class:`~fluent_executors.FluentExecutor`, else
             :class:`~fluent_executors.SameResult` (what the callable returns).
-
-    .. versionadded:: 0.1.0
     """
 
     @overload
@@ -203,8 +201,6 @@ class AsyncioExecutor(DelegatingExecutor[R]):
             TypeError: ``loop`` is not an event loop, or ``fn`` is not callable.
             RuntimeError: the executor has been shut down.
             Exception: whatever the delegate's ``submit`` raises.
-
-        .. versionadded:: 0.1.0
         """
         _check_loop("loop", loop)
         check_callable("fn", fn)

@@ -46,8 +46,6 @@ class BoundCallable(Generic[P, T]):
     Type parameters:
         P: the parameters of the bound function.
         T: the result type of the futures it returns.
-
-    .. versionadded:: 0.1.0
     """
 
     def __init__(self, executor: Executor, fn: Callable[P, Any]) -> None:
@@ -90,8 +88,6 @@ class BoundCallable(Generic[P, T]):
     ) -> BoundCallable[P, U]:
         """Transform the results: see
         :meth:`Executors.with_map <fluent_executors.Executors.with_map>`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -108,8 +104,6 @@ class BoundCallable(Generic[P, T]):
     ) -> BoundCallable[P, U]:
         """Chain a second asynchronous step: see
         :meth:`Executors.with_flat_map <fluent_executors.Executors.with_flat_map>`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -128,8 +122,6 @@ class BoundCallable(Generic[P, T]):
     ) -> BoundCallable[P, T]:
         """Limit the calls under way at once: see
         :meth:`Executors.with_throttle <fluent_executors.Executors.with_throttle>`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -148,8 +140,6 @@ class BoundCallable(Generic[P, T]):
     ) -> BoundCallable[P, T]:
         """Limit the calls per period: see
         :meth:`Executors.with_rate_limit <fluent_executors.Executors.with_rate_limit>`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -164,8 +154,6 @@ class BoundCallable(Generic[P, T]):
         """Cancel pending calls on shutdown: see
         :meth:`Executors.with_cancel_on_shutdown
         <fluent_executors.Executors.with_cancel_on_shutdown>`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -183,8 +171,6 @@ class BoundCallable(Generic[P, T]):
     ) -> BoundCallable[P, T]:
         """Resolve the futures through a poll function: see
         :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -203,8 +189,6 @@ class BoundCallable(Generic[P, T]):
     ) -> BoundCallable[P, T]:
         """Retry failed calls: see
         :meth:`Executors.with_retry <fluent_executors.Executors.with_retry>`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -222,8 +206,6 @@ class BoundCallable(Generic[P, T]):
     ) -> BoundCallable[P, T]:
         """Cancel calls not done in time: see
         :meth:`Executors.with_timeout <fluent_executors.Executors.with_timeout>`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 

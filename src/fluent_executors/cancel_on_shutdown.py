@@ -7,8 +7,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar, overload
 
-from ._chain import FluentExecutor, R, SameResult
-from ._future import ProxyFuture
+from ._fluent import FluentExecutor, R, SameResult
+from ._proxy import ProxyFuture
 from ._wrapper import WrapperExecutor
 
 __all__ = ["CancelOnShutdownExecutor"]
@@ -39,8 +39,6 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         R: the result type of the futures: the delegate's, if it is a
             :class:`~fluent_executors.FluentExecutor`, else
             :class:`~fluent_executors.SameResult` (what the callable returns).
-
-    .. versionadded:: 0.1.0
     """
 
     @overload

@@ -121,8 +121,6 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
             ``name`` is not a ``str``.
         ValueError: ``address`` is empty; ``client`` is asynchronous or closed.
         OSError: the scheduler at ``address`` cannot be reached.
-
-    .. versionadded:: 0.1.0
     """
 
     def __init__(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor, SameResult
+from ._fluent import FluentExecutor, SameResult
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -51,8 +51,6 @@ class Executors:
     leaving its ``with`` block, shuts down the delegate too. The new executor has the
     delegate's result type (see :class:`~fluent_executors.SameResult`), except that
     :meth:`with_map` and :meth:`with_flat_map` give it their functions' one.
-
-    .. versionadded:: 0.1.0
     """
 
     @staticmethod
@@ -67,8 +65,6 @@ class Executors:
         Raises:
             TypeError: ``name`` is not a ``str``.
             ValueError: ``max_workers`` is not positive.
-
-        .. versionadded:: 0.1.0
         """
         return ThreadPoolExecutor(max_workers, *args, name=name, **kwargs)
 
@@ -84,8 +80,6 @@ class Executors:
         Raises:
             TypeError: ``name`` is not a ``str``.
             ValueError: ``max_workers`` is not positive.
-
-        .. versionadded:: 0.1.0
         """
         return ProcessPoolExecutor(max_workers, *args, name=name, **kwargs)
 
@@ -102,8 +96,6 @@ class Executors:
 
         Raises:
             TypeError: ``name`` is not a ``str``.
-
-        .. versionadded:: 0.1.0
         """
         return SyncExecutor(logger, name)
 
@@ -139,8 +131,6 @@ class Executors:
                 are both given, or a submit option is not one of those above.
             ValueError: ``address`` is empty; ``client`` is asynchronous or
                 closed.
-
-        .. versionadded:: 0.1.0
         """
         return DaskExecutor(
             address,
@@ -175,8 +165,6 @@ class Executors:
             TypeError: ``name`` is not a ``str``; ``remote_options`` is not a
                 mapping.
             ValueError: ``init_kwargs`` are given but Ray is already initialized.
-
-        .. versionadded:: 0.1.0
         """
         return RayExecutor(name=name, remote_options=remote_options, **init_kwargs)
 
@@ -244,8 +232,6 @@ class Executors:
                 ``cancel_fn`` is not callable; ``default_interval`` is not a number;
                 ``name`` is not a ``str``.
             ValueError: ``default_interval`` is negative or NaN.
-
-        .. versionadded:: 0.1.0
         """
         return PollExecutor(
             executor,
@@ -316,8 +302,6 @@ class Executors:
                 or one of them is unknown or has the wrong type; ``name`` is not a
                 ``str``.
             ValueError: a policy argument is out of range.
-
-        .. versionadded:: 0.1.0
         """
         return RetryExecutor(
             executor, retry_policy, logger, name=_name_of(executor, name), **kwargs
@@ -374,8 +358,6 @@ class Executors:
             TypeError: ``executor`` has no ``submit`` method; ``timeout`` is not a
                 real number; ``name`` is not a ``str``.
             ValueError: ``timeout`` is negative or NaN.
-
-        .. versionadded:: 0.1.0
         """
         return TimeoutExecutor(executor, timeout, logger, name=_name_of(executor, name))
 
@@ -422,8 +404,6 @@ class Executors:
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``loop`` is neither an
                 event loop nor ``None``.
-
-        .. versionadded:: 0.1.0
         """
         return AsyncioExecutor(executor, loop, logger, name=_name_of(executor))
 
@@ -456,8 +436,6 @@ class Executors:
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` or
                 ``error_fn`` is not callable; ``name`` is not a ``str``.
-
-        .. versionadded:: 0.1.0
         """
         return MapExecutor(
             executor, fn, logger, _name_of(executor, name), error_fn=error_fn
@@ -492,8 +470,6 @@ class Executors:
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` or
                 ``error_fn`` is not callable; ``name`` is not a ``str``.
-
-        .. versionadded:: 0.1.0
         """
         return FlatMapExecutor(
             executor, fn, logger, _name_of(executor, name), error_fn=error_fn
@@ -556,8 +532,6 @@ class Executors:
                 an ``int`` nor callable; ``block`` is not a ``bool``; ``name`` is
                 not a ``str``.
             ValueError: ``count`` is an ``int`` less than 1.
-
-        .. versionadded:: 0.1.0
         """
         return ThrottleExecutor(
             executor, count, logger, _name_of(executor, name), block=block
@@ -621,8 +595,6 @@ class Executors:
                 ``str``.
             ValueError: ``max_calls`` is less than 1; ``period`` is not positive
                 and finite.
-
-        .. versionadded:: 0.1.0
         """
         return RateLimitExecutor(
             executor, max_calls, period, logger, _name_of(executor, name)
@@ -673,8 +645,6 @@ class Executors:
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``name`` is not a
                 ``str``.
-
-        .. versionadded:: 0.1.0
         """
         return CancelOnShutdownExecutor(executor, logger, _name_of(executor, name))
 
@@ -717,8 +687,6 @@ class Executors:
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` is not
                 callable.
-
-        .. versionadded:: 0.1.0
         """
         return BoundCallable(executor, fn)
 
@@ -763,8 +731,6 @@ class Executors:
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` is not
                 callable.
-
-        .. versionadded:: 0.1.0
         """
         return Executors.bind(executor, fn).with_flat_map(_same_future)
 

@@ -24,7 +24,7 @@ from functools import partial
 from types import TracebackType
 from typing import Any, TypeVar, overload
 
-from ._future import ProxyFuture, run_flat
+from ._proxy import ProxyFuture, run_flat
 from ._scheduler import call_later
 from ._wrapper import check_callable, check_non_negative
 
@@ -106,8 +106,6 @@ def f_return(value: Any = None) -> ProxyFuture[Any]:
     >>> from fluent_executors import f_return
     >>> f_return(42).result()
     42
-
-    .. versionadded:: 0.1.0
     """
     future: ProxyFuture[Any] = ProxyFuture()
     future._try_set_result(value)
@@ -136,8 +134,6 @@ def f_return_error(
     >>> from fluent_executors import f_return_error
     >>> f_return_error(ValueError("no such task")).exception()
     ValueError('no such task')
-
-    .. versionadded:: 0.1.0
     """
     if not isinstance(exception, BaseException):
         raise TypeError(
@@ -163,8 +159,6 @@ def f_return_cancelled() -> ProxyFuture[Any]:
     >>> from fluent_executors import f_return_cancelled
     >>> f_return_cancelled().cancelled()
     True
-
-    .. versionadded:: 0.1.0
     """
     future: ProxyFuture[Any] = ProxyFuture()
     future._try_cancel()
@@ -271,8 +265,6 @@ def f_map(
     21
     >>> f_map(f_return_error(KeyError("x")), error_fn=lambda e: "missing").result()
     'missing'
-
-    .. versionadded:: 0.1.0
     """
     _check_future("future", future)
     if fn is not None:
@@ -367,8 +359,6 @@ def f_flat_map(
     >>> from fluent_executors import f_flat_map, f_return
     >>> f_flat_map(f_return(2), lambda x: f_return(x * 10)).result()
     20
-
-    .. versionadded:: 0.1.0
     """
     outer = f_map(future, f_return if fn is None else fn, error_fn)
     return _FlattenFuture(outer)
@@ -547,8 +537,6 @@ def f_zip(*fs: Future[Any]) -> ProxyFuture[tuple[Any, ...]]:
     >>> from fluent_executors import f_return, f_zip
     >>> f_zip(f_return(1), f_return("a")).result()
     (1, 'a')
-
-    .. versionadded:: 0.1.0
     """
     return _GatherFuture(_checked_futures("fs", fs), tuple)._start()
 
@@ -577,8 +565,6 @@ def f_sequence(futures: Iterable[Future[T]]) -> ProxyFuture[list[T]]:
     >>> from fluent_executors import f_return, f_sequence
     >>> f_sequence([f_return(1), f_return(2)]).result()
     [1, 2]
-
-    .. versionadded:: 0.1.0
     """
     _check_iterable("futures", futures)
     return _GatherFuture(_checked_futures("futures", futures), list)._start()
@@ -614,8 +600,6 @@ def f_traverse(
     >>> from fluent_executors import f_return, f_traverse
     >>> f_traverse(lambda x: f_return(x * 2), [1, 2, 3]).result()
     [2, 4, 6]
-
-    .. versionadded:: 0.1.0
     """
     check_callable("fn", fn)
     _check_iterable("items", items)
@@ -664,8 +648,6 @@ def f_or(f: Future[T], *fs: Future[T]) -> ProxyFuture[T]:
     >>> from fluent_executors import f_or, f_return
     >>> f_or(f_return(0), f_return(""), f_return(7)).result()
     7
-
-    .. versionadded:: 0.1.0
     """
     _check_future("f", f)
     return _BoolFuture([f, *_checked_futures("fs", fs)], decisive=True)._start()
@@ -699,8 +681,6 @@ def f_and(f: Future[T], *fs: Future[T]) -> ProxyFuture[T]:
     >>> from fluent_executors import f_and, f_return
     >>> f_and(f_return(1), f_return(0)).result()
     0
-
-    .. versionadded:: 0.1.0
     """
     _check_future("f", f)
     return _BoolFuture([f, *_checked_futures("fs", fs)], decisive=False)._start()
@@ -740,8 +720,6 @@ def f_apply(
     >>> from fluent_executors import f_apply, f_return
     >>> f_apply(f_return(divmod), f_return(7), f_return(2)).result()
     (3, 1)
-
-    .. versionadded:: 0.1.0
     """
     _check_future("future_fn", future_fn)
     positional = _checked_futures("futures", futures)
@@ -796,8 +774,6 @@ def f_nocancel(future: Future[T]) -> ProxyFuture[T]:
     >>> pending = Future()
     >>> f_nocancel(pending).cancel(), pending.cancelled()
     (False, False)
-
-    .. versionadded:: 0.1.0
     """
     _check_future("future", future)
     output: _NoCancelFuture[T] = _NoCancelFuture()
@@ -928,8 +904,6 @@ def f_proxy(future: Future[T], *, timeout: float | None = None) -> ProxyFuture[T
     >>> words = f_proxy(f_return(["fluent", "executors"]))
     >>> len(words), words[1], words.index("fluent")
     (2, 'executors', 0)
-
-    .. versionadded:: 0.1.0
     """
     _check_future("future", future)
     output: _ForwardingFuture[T] = _ForwardingFuture(
@@ -973,8 +947,6 @@ def f_timeout(future: Future[T], timeout: float) -> ProxyFuture[T]:
     >>> _ = wait([timed], timeout=5.0)
     >>> timed.cancelled(), never_done.cancelled()
     (True, True)
-
-    .. versionadded:: 0.1.0
     """
     _check_future("future", future)
     seconds = check_non_negative("timeout", timeout)

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar, cast, overload
 
 from typing_extensions import ParamSpec
 
-from ._future import ProxyFuture, outcome
+from ._proxy import ProxyFuture, outcome
 from ._wrapper import WrapperExecutor, check_callable
 
 __all__ = ["FlatMapExecutor", "MapExecutor"]
@@ -173,8 +173,6 @@ class MapExecutor(_MappingExecutor[U, U]):
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``fn`` or ``error_fn`` is
             not callable; ``name`` is not a ``str``.
-
-    .. versionadded:: 0.1.0
     """
 
     # Without fn, the results pass through unchanged: their type is unknown here.
@@ -257,8 +255,6 @@ class FlatMapExecutor(_MappingExecutor["Future[U]", U]):
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``fn`` or ``error_fn`` is
             not callable; ``name`` is not a ``str``.
-
-    .. versionadded:: 0.1.0
     """
 
     _kind = "flat_map"

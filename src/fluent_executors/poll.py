@@ -12,9 +12,9 @@ from concurrent.futures import Executor, Future
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
 
-from ._chain import FluentExecutor, R, SameResult
-from ._future import ProxyFuture, outcome
+from ._fluent import FluentExecutor, R, SameResult
 from ._metrics import ExecutorMetrics
+from ._proxy import ProxyFuture, outcome
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
@@ -45,8 +45,6 @@ class PollDescriptor(Generic[T]):
     Type parameters:
         T: the type of the delegate's result, which is also the type of the
         executor future's result.
-
-    .. versionadded:: 0.1.0
     """
 
     __slots__ = ("_future", "_result")
@@ -416,8 +414,6 @@ class PollExecutor(WrapperExecutor[R]):
         R: the result type of the futures: the delegate's, if it is a
             :class:`~fluent_executors.FluentExecutor`, else
             :class:`~fluent_executors.SameResult` (what the callable returns).
-
-    .. versionadded:: 0.1.0
     """
 
     @overload
@@ -482,8 +478,6 @@ class PollExecutor(WrapperExecutor[R]):
 
         Useful when futures are resolved by a mixture of polling and external
         events. Safe to call from any thread, the poll function included.
-
-        .. versionadded:: 0.1.0
         """
         self._poller.notify()
 

@@ -9,9 +9,9 @@ from typing import Any, TypeVar
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor, SameResult
-from ._future import ProxyFuture
+from ._fluent import FluentExecutor, SameResult
 from ._metrics import ExecutorMetrics, for_executor
+from ._proxy import ProxyFuture
 from ._wrapper import check_name
 
 __all__ = ["ProcessPoolExecutor", "ThreadPoolExecutor"]
@@ -87,8 +87,6 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
     Raises:
         TypeError: ``name`` is not a ``str``; see the standard class for the rest.
         ValueError: ``max_workers`` is not positive.
-
-    .. versionadded:: 0.1.0
     """
 
     def __init__(
@@ -132,8 +130,6 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
 
     Raises:
         TypeError: ``name`` is not a ``str``; see the standard class for the rest.
-
-    .. versionadded:: 0.1.0
     """
 
     def __init__(self, *args: Any, name: str = "default", **kwargs: Any) -> None:

@@ -10,7 +10,7 @@ from concurrent.futures import Executor, Future
 from typing import Any, overload
 
 from . import _scheduler
-from ._chain import FluentExecutor, R, SameResult
+from ._fluent import FluentExecutor, R, SameResult
 from ._queueing import QueueingExecutor
 from ._wrapper import check_non_negative
 
@@ -70,8 +70,6 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         R: the result type of the futures: the delegate's, if it is a
             :class:`~fluent_executors.FluentExecutor`, else
             :class:`~fluent_executors.SameResult` (what the callable returns).
-
-    .. versionadded:: 0.1.0
     """
 
     @overload

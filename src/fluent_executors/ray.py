@@ -95,8 +95,6 @@ class RayExecutor(RemoteExecutor[_RayTask]):
             mapping.
         ValueError: ``init_kwargs`` are given but Ray is already initialized;
             Ray refuses a remote option.
-
-    .. versionadded:: 0.1.0
     """
 
     def __init__(

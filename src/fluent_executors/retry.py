@@ -12,8 +12,8 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor, R, SameResult
-from ._future import ProxyFuture, outcome
+from ._fluent import FluentExecutor, R, SameResult
+from ._proxy import ProxyFuture, outcome
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import (
     WrapperExecutor,
@@ -39,8 +39,6 @@ class RetryPolicy:
     A policy may be shared by many executors and futures; its methods are called
     from the threads that finish attempts, possibly at the same time, so they must
     be thread-safe and quick. If one raises, the future fails with that exception.
-
-    .. versionadded:: 0.1.0
     """
 
     def should_retry(self, attempt: int, future: Future[Any]) -> bool:
@@ -134,8 +132,6 @@ class ExceptionRetryPolicy(RetryPolicy):
             exception type or a tuple or list of them; a hook is not callable.
         ValueError: ``max_attempts`` is below 1; a number is negative or NaN;
             ``sleep`` or ``exponent`` is infinite.
-
-    .. versionadded:: 0.1.0
     """
 
     def __init__(
@@ -404,8 +400,6 @@ class RetryExecutor(WrapperExecutor[R]):
         R: the result type of the futures: the delegate's, if it is a
             :class:`~fluent_executors.FluentExecutor`, else
             :class:`~fluent_executors.SameResult` (what the callable returns).
-
-    .. versionadded:: 0.1.0
     """
 
     @overload
@@ -503,8 +497,6 @@ class RetryExecutor(WrapperExecutor[R]):
             RuntimeError: the executor has been shut down.
             Exception: whatever the delegate's ``submit`` raises for the first
                 attempt.
-
-        .. versionadded:: 0.1.0
         """
         _check_policy(retry_policy)
         check_callable("fn", fn)

@@ -9,9 +9,9 @@ from typing import TypeVar
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor, SameResult
-from ._future import ProxyFuture
+from ._fluent import FluentExecutor, SameResult
 from ._metrics import for_executor
+from ._proxy import ProxyFuture
 from ._wrapper import check_callable, check_name
 
 __all__ = ["SyncExecutor"]
@@ -40,8 +40,6 @@ class SyncExecutor(FluentExecutor[SameResult]):
 
     Raises:
         TypeError: ``name`` is not a ``str``.
-
-    .. versionadded:: 0.1.0
     """
 
     def __init__(

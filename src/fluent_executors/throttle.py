@@ -7,7 +7,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, overload
 
-from ._chain import FluentExecutor, R, SameResult
+from ._fluent import FluentExecutor, R, SameResult
 from ._queueing import QueueingExecutor
 
 __all__ = ["ThrottleCount", "ThrottleExecutor"]
@@ -69,8 +69,6 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
         R: the result type of the futures: the delegate's, if it is a
             :class:`~fluent_executors.FluentExecutor`, else
             :class:`~fluent_executors.SameResult` (what the callable returns).
-
-    .. versionadded:: 0.1.0
     """
 
     @overload

@@ -10,8 +10,8 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
-from ._chain import FluentExecutor, R, SameResult
-from ._future import ProxyFuture
+from ._fluent import FluentExecutor, R, SameResult
+from ._proxy import ProxyFuture
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
@@ -95,8 +95,6 @@ class TimeoutExecutor(WrapperExecutor[R]):
         R: the result type of the futures: the delegate's, if it is a
             :class:`~fluent_executors.FluentExecutor`, else
             :class:`~fluent_executors.SameResult` (what the callable returns).
-
-    .. versionadded:: 0.1.0
     """
 
     @overload
@@ -176,8 +174,6 @@ class TimeoutExecutor(WrapperExecutor[R]):
             ValueError: ``timeout`` is negative or NaN.
             RuntimeError: the executor has been shut down.
             Exception: whatever the delegate's ``submit`` raises.
-
-        .. versionadded:: 0.1.0
         """
         timeout = check_non_negative("timeout", timeout)
         check_callable("fn", fn)

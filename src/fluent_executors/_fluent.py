@@ -42,8 +42,6 @@ class SameResult:
     ``RetryExecutor[float]``, whose futures hold a ``float`` too.
 
     A marker for type checkers, never instantiated; nothing uses it at run time.
-
-    .. versionadded:: 0.1.0
     """
 
     __slots__ = ()
@@ -76,8 +74,6 @@ class FluentExecutor(Executor, Generic[R]):
             callable's own result type, as on any executor: the pools,
             :class:`~fluent_executors.SyncExecutor` and the wrappers around them. A
             map executor and the wrappers around it have the map's result type.
-
-    .. versionadded:: 0.1.0
     """
 
     @property
@@ -101,8 +97,6 @@ class FluentExecutor(Executor, Generic[R]):
 
         Returns:
             A ``PollExecutor[R]``: its futures have this executor's result type.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -125,8 +119,6 @@ class FluentExecutor(Executor, Generic[R]):
 
         Returns:
             A ``RetryExecutor[R]``: its futures have this executor's result type.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -146,8 +138,6 @@ class FluentExecutor(Executor, Generic[R]):
 
         Returns:
             A ``TimeoutExecutor[R]``: its futures have this executor's result type.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -166,8 +156,6 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             An ``AsyncioExecutor[R]``: its ``asyncio.Future`` objects have this
             executor's result type.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -188,8 +176,6 @@ class FluentExecutor(Executor, Generic[R]):
 
         Returns:
             A ``MapExecutor[U]``, for ``fn`` and ``error_fn`` returning ``U``.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -211,8 +197,6 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``FlatMapExecutor[U]``, for ``fn`` and ``error_fn`` returning a
             ``Future[U]``.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -233,8 +217,6 @@ class FluentExecutor(Executor, Generic[R]):
 
         Returns:
             A ``ThrottleExecutor[R]``: its futures have this executor's result type.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -256,8 +238,6 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``RateLimitExecutor[R]``: its futures have this executor's result
             type.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -276,8 +256,6 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``CancelOnShutdownExecutor[R]``: its futures have this executor's
             result type.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -301,8 +279,6 @@ class FluentExecutor(Executor, Generic[R]):
             A ``BoundCallable[P, T]`` for a ``fn`` of parameters ``P`` returning
             ``T``; a ``BoundCallable[P, R]`` if this executor's result type ``R`` is
             not :class:`~fluent_executors.SameResult`.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 
@@ -328,8 +304,6 @@ class FluentExecutor(Executor, Generic[R]):
             A ``BoundCallable[P, T]`` for a ``fn`` of parameters ``P`` returning a
             ``Future[T]``; if this executor's result type is not
             :class:`~fluent_executors.SameResult`, it must be a ``Future[T]``.
-
-        .. versionadded:: 0.1.0
         """
         from .executors import Executors
 

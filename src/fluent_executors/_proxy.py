@@ -171,8 +171,6 @@ class ProxyFuture(Future[T]):
     as needed. A subclass whose upstream future comes later than its creation (a
     queued submit) must override ``_cancel_hook``: by default a future with no
     upstream agrees to every cancel. Users never create one directly.
-
-    .. versionadded:: 0.1.0
     """
 
     # Made on first use (see _condition and _waiters). Reading self.__dict__ would
@@ -503,7 +501,5 @@ class ProxyFuture(Future[T]):
 
         Raises:
             RuntimeError: no event loop is running in this thread.
-
-        .. versionadded:: 0.1.0
         """
         return asyncio.wrap_future(self, loop=asyncio.get_running_loop()).__await__()
