@@ -6,6 +6,7 @@ Everything public is importable from here::
     from fluent_executors import Executors, PollDescriptor
 """
 
+from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, SameResult
 from ._proxy import ProxyFuture
 from .asyncio import AsyncioExecutor
@@ -66,6 +67,7 @@ __all__ = [
     "ThreadPoolExecutor",
     "ThrottleCount",
     "ThrottleExecutor",
+    "TimeoutCancelledError",
     "TimeoutExecutor",
     "__version__",
     "f_and",

@@ -26,7 +26,8 @@ Contract for callers:
   each started when there is such a callback to run and no idle worker, each
   ending once idle for ``LINGER`` seconds. Such callbacks due at the same time
   start in call order, but may run at the same time.
-- Times are on the :func:`time.monotonic` clock, in seconds.
+- Times are seconds on the library's clock (``_clock.monotonic()``, the
+  :func:`time.monotonic` clock unless a test replaced it).
 - A child process made by :func:`os.fork` starts with no pending callback; the
   parent's stay the parent's.
 
@@ -40,9 +41,10 @@ import logging
 import math
 import os
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
+
+from . import _clock
 
 __all__ = [
     "THREAD_NAME",
@@ -78,7 +80,7 @@ class TimerHandle:
         self, when: float, fn: Callable[[], object], may_block: bool = False
     ) -> None:
         self.when = when
-        """The :func:`time.monotonic` time at which the callback is due."""
+        """The time (``_clock.monotonic()``) at which the callback is due."""
         self.may_block = may_block
         """Whether the callback runs in a worker thread (see :func:`call_at`)."""
         self._fn: Callable[[], object] | None = fn  # None: cancelled, or taken to run
@@ -176,23 +178,23 @@ class _Scheduler:
         while True:
             if not self._pending:
                 heap.clear()  # only cancelled entries are left
-                now = time.monotonic()
+                now = _clock.monotonic()
                 if idle_until is None:
                     idle_until = now + LINGER
                 elif now >= idle_until:
                     self._thread = None  # the next call_at starts a new thread
                     return None
-                self._cond.wait(idle_until - now)  # call_at notifies
+                _clock.wait(self._cond, idle_until - now)  # call_at notifies
                 continue
             idle_until = None
             if heap[0][2]._fn is None:
                 heapq.heappop(heap)
                 continue
-            delay = heap[0][0] - time.monotonic()
+            delay = heap[0][0] - _clock.monotonic()
             if delay <= 0:
                 break
-            self._cond.wait(delay)
-        now = time.monotonic()
+            _clock.wait(self._cond, delay)
+        now = _clock.monotonic()
         due: list[tuple[Callable[[], object], bool]] = []
         while heap and heap[0][0] <= now:
             handle = heapq.heappop(heap)[2]
@@ -279,9 +281,9 @@ class _Workers:
         """The next callback; ``None`` once none has come for ``LINGER`` seconds
         (and the thread must end)."""
         with self._lock:
-            idle_until = time.monotonic() + LINGER
+            idle_until = _clock.monotonic() + LINGER
             while not self._queue:
-                remaining = idle_until - time.monotonic()
+                remaining = idle_until - _clock.monotonic()
                 if remaining <= 0:
                     self._threads -= 1
                     return None
@@ -305,7 +307,7 @@ if hasattr(os, "register_at_fork"):
 def call_at(
     when: float, fn: Callable[[], object], *, may_block: bool = False
 ) -> TimerHandle:
-    """Run ``fn()`` in the scheduler thread at :func:`time.monotonic` time ``when``.
+    """Run ``fn()`` in the scheduler thread at time ``when`` (``_clock.monotonic()``).
 
     Args:
         when: the monotonic time, in seconds, at which ``fn`` is due; a time in the
@@ -339,4 +341,4 @@ def call_later(
     Raises:
         ValueError: ``delay`` is infinite or NaN.
     """
-    return _scheduler.call_at(time.monotonic() + delay, fn, may_block)
+    return _scheduler.call_at(_clock.monotonic() + delay, fn, may_block)

@@ -12,6 +12,7 @@ from concurrent.futures import Executor, Future
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
 
+from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
 from ._metrics import ExecutorMetrics
 from ._proxy import ProxyFuture, outcome
@@ -281,7 +282,7 @@ class _Poller:
                 while not self._due():
                     if self._closing and not self._outstanding:
                         return
-                    self._cond.wait(self._wait_timeout())
+                    _clock.wait(self._cond, self._wait_timeout())
                 self._wake = False
                 batch = list(self._polled)
                 if self._polled_added > 2 * len(batch) + 64:
@@ -290,19 +291,21 @@ class _Poller:
             delay = self._poll(batch)
             del batch  # not kept alive while the thread waits
             with self._cond:
-                self._deadline = time.monotonic() + delay if delay < math.inf else None
+                self._deadline = (
+                    _clock.monotonic() + delay if delay < math.inf else None
+                )
 
     def _due(self) -> bool:
         if not self._polled:
             return False
         if self._wake:
             return True
-        return self._deadline is not None and time.monotonic() >= self._deadline
+        return self._deadline is not None and _clock.monotonic() >= self._deadline
 
     def _wait_timeout(self) -> float | None:
         if not self._polled or self._deadline is None:
             return None
-        return max(self._deadline - time.monotonic(), 0.0)
+        return max(self._deadline - _clock.monotonic(), 0.0)
 
     def _poll(self, batch: list[PollDescriptor[Any]]) -> float:
         """Call the poll function once; return the delay until the next poll."""

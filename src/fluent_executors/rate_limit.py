@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections import deque
 from concurrent.futures import Executor, Future
 from typing import Any, overload
 
-from . import _scheduler
+from . import _clock, _scheduler
 from ._fluent import FluentExecutor, R, SameResult
 from ._queueing import QueueingExecutor
 from ._wrapper import check_non_negative
@@ -23,7 +22,7 @@ class _Call:
     __slots__ = ("time",)
 
     def __init__(self) -> None:
-        # When submit() returned (time.monotonic()); infinite while it runs, so that
+        # When submit() returned (_clock.monotonic()); infinite while it runs, so that
         # a call in progress counts for the whole of the next period.
         self.time = math.inf
 
@@ -125,7 +124,7 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         return self._period
 
     def _prepare(self) -> float:
-        return time.monotonic()
+        return _clock.monotonic()
 
     def _admit(self, prepared: float) -> _Call | None:
         calls = self._calls
@@ -147,7 +146,7 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         return None
 
     def _dispatched(self, token: _Call, upstream: Future[Any] | None) -> None:
-        token.time = time.monotonic()
+        token.time = _clock.monotonic()
 
     def _after_unqueue(self) -> tuple[bool, bool] | None:
         # Nothing left to wait for: let the scheduler thread end if it can.

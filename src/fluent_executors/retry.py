@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Executor, Future
 from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture, outcome
 from ._scheduler import TimerHandle, call_later
@@ -250,7 +250,7 @@ class _RetryFuture(ProxyFuture[T]):
         self._policy = policy
         self._fn, self._args, self._kwargs = fn, args, kwargs
         self._attempts = 0
-        self._started = time.monotonic()
+        self._started = _clock.monotonic()
         self._timer: TimerHandle | None = None  # set while waiting for a retry
         self._stopped = False  # cancel() was called: no more attempts
 
@@ -295,7 +295,7 @@ class _RetryFuture(ProxyFuture[T]):
         if self._stopped:  # our own cancel(): no more attempts
             self._try_copy(upstream)
             return
-        elapsed = time.monotonic() - self._started
+        elapsed = _clock.monotonic() - self._started
         try:
             delay = self._policy.next_delay(self._attempts, upstream, elapsed)
             if delay is not None:

@@ -1,0 +1,32 @@
+"""The exceptions of the library that are its own."""
+
+from __future__ import annotations
+
+from concurrent.futures import CancelledError
+
+__all__ = ["TimeoutCancelledError"]
+
+
+class TimeoutCancelledError(CancelledError):
+    """What a future ended by a timeout raises: it was cancelled because its time
+    was up.
+
+    A subclass of :class:`concurrent.futures.CancelledError`, so ``except
+    CancelledError`` still catches it and ``future.cancelled()`` is ``True``; the
+    message says that the future timed out, after how many seconds, and where
+    (the timeout executor's name, or ``f_timeout``).
+
+    Args:
+        timeout: the timeout that ran out, in seconds (``float``).
+        source: what timed the future out: the name of a
+            :class:`~fluent_executors.TimeoutExecutor`, or ``"f_timeout"``.
+
+    .. versionadded:: 0.2.0
+    """
+
+    def __init__(self, timeout: float, source: str) -> None:
+        super().__init__(f"timed out after {timeout:g} seconds ({source})")
+        self.timeout = timeout
+        """The timeout that ran out, in seconds (``float``)."""
+        self.source = source
+        """The name of the timeout executor, or ``"f_timeout"`` (``str``)."""
