@@ -60,6 +60,14 @@ POLL_CANCEL_FN = Layer(
         e, resolve_all, cancel_fn=accept_cancel, default_interval=POLL_INTERVAL
     ),
 )
+# A poll executor without a cancel function inside a timeout: cancelling a polled
+# future cancels it locally (docs/poll.rst, Cancelling), so the timeout ends it.
+POLL_IN_TIMEOUT = Layer(
+    "with_poll.with_timeout",
+    lambda e: Executors.with_timeout(
+        Executors.with_poll(e, resolve_all, default_interval=POLL_INTERVAL), 600.0
+    ),
+)
 RETRY = Layer("with_retry", lambda e: Executors.with_retry(e, sleep=RETRY_SLEEP))
 TIMEOUT_600 = Layer("with_timeout", lambda e: Executors.with_timeout(e, 600.0))
 MAP = Layer("with_map", lambda e: Executors.with_map(e, identity))
@@ -74,6 +82,7 @@ CANCEL_ON_SHUTDOWN = Layer(
 
 SINGLE_LAYERS = (
     POLL,
+    POLL_IN_TIMEOUT,
     RETRY,
     TIMEOUT_600,
     MAP,
@@ -94,6 +103,7 @@ EVERY_WRAPPER = (
     RATE_LIMIT,
     POLL_CANCEL_FN,
     CANCEL_ON_SHUTDOWN,
+    POLL_IN_TIMEOUT,
     MAP,
     RETRY,
     TIMEOUT_600,

@@ -402,3 +402,57 @@ def test_wait_all_completed_wakes_on_proxies_resolved_in_other_threads():
 
     assert not not_done
     assert sorted(f.result() for f in done) == list(range(20))
+
+
+def raise_(error: BaseException) -> None:
+    raise error
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt, SystemExit])
+def test_in_a_users_thread_exit_is_raised_after_the_other_callbacks_ran(raised):
+    future: ProxyFuture[int] = ProxyFuture()
+    ran: list[int] = []
+    follower: ProxyFuture[int] = ProxyFuture()
+    follower._follow(future)
+    future.add_done_callback(lambda f: raise_(raised()))
+    future.add_done_callback(lambda f: ran.append(f.result()))
+
+    with pytest.raises(raised):
+        future.set_result(1)
+
+    assert ran == [1]
+    assert follower.result(timeout=0) == 1
+
+
+def test_other_base_exceptions_of_a_callback_are_logged_and_contained(caplog):
+    class Custom(BaseException):
+        pass
+
+    future: ProxyFuture[int] = ProxyFuture()
+    ran: list[int] = []
+    future.add_done_callback(lambda f: raise_(Custom()))
+    future.add_done_callback(lambda f: ran.append(f.result()))
+
+    future.set_result(1)
+
+    assert ran == [1]
+    assert [r.exc_info[0] for r in caplog.records if r.exc_info] == [Custom]
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt, SystemExit])
+def test_in_the_scheduler_thread_exit_of_a_callback_is_contained(raised, caplog):
+    from fluent_executors import _scheduler
+
+    future: ProxyFuture[int] = ProxyFuture()
+    ran: list[int] = []
+    future.add_done_callback(lambda f: raise_(raised()))
+    future.add_done_callback(lambda f: ran.append(f.result()))
+    later = threading.Event()
+
+    _scheduler.call_later(0.0, lambda: future.set_result(1))
+    _scheduler.call_later(0.0, later.set)
+
+    assert later.wait(5)
+    assert ran == [1]
+    assert any(r.exc_info and r.exc_info[0] is raised for r in caplog.records)
+    assert not any("scheduled callback" in r.getMessage() for r in caplog.records)

@@ -519,11 +519,71 @@ def test_shutdown_cancel_futures_without_cancel_fn_cancels_polled_futures(make):
     executor = make(remote)
     future = executor.submit(identity, "task-1")
     remote.next_batch()
-    assert not future.cancel()  # no cancel function: a plain cancel is refused
 
     executor.shutdown(wait=True, cancel_futures=True)
 
     assert future.cancelled()
+
+
+def test_cancel_without_cancel_fn_cancels_a_polled_future_locally(make):
+    remote = Remote(delay=math.inf)
+    executor = make(remote)
+    future = executor.submit(identity, "task-1")
+    remote.next_batch()
+
+    assert future.cancel()  # nothing remote to cancel: as in more-executors
+
+    assert future.cancelled()
+    assert executor._poller.outstanding() == []
+    executor.shutdown(wait=True)
+
+
+def test_a_timeout_ends_a_polled_future_without_cancel_fn_and_with_exits():
+    polled = threading.Event()
+
+    def poll_forever(descriptors):
+        polled.set()
+        return 0.01
+
+    with (
+        Executors.thread_pool(max_workers=1)
+        .with_poll(poll_forever)
+        .with_timeout(0.05) as executor
+    ):
+        future = executor.submit(identity, "task-1")
+        assert polled.wait(TIMEOUT)
+        with pytest.raises(CancelledError):
+            future.result(timeout=TIMEOUT)
+    assert future.cancelled()
+
+
+class CancelledMeanwhile(Future):
+    """A delegate's future that refuses ``cancel()`` and is cancelled right after
+    (by another thread): ``done()``, and ``exception()`` raises CancelledError."""
+
+    def cancel(self):
+        return False
+
+    def done(self):
+        return True
+
+    def exception(self, timeout=None):
+        raise CancelledError()
+
+
+class CancelledMeanwhileExecutor(ThreadPoolExecutor):
+    def submit(self, fn, /, *args, **kwargs):
+        return CancelledMeanwhile()
+
+
+def test_cancel_never_raises_when_the_delegate_future_was_cancelled_meanwhile():
+    executor = PollExecutor(CancelledMeanwhileExecutor(1), lambda descriptors: None)
+    future = executor.submit(identity, 1)
+
+    assert future.cancel()  # the future follows its delegate's: cancelled
+
+    assert future.cancelled()
+    executor.shutdown(wait=False)
 
 
 def test_shutdown_twice_is_harmless(make):
@@ -782,7 +842,7 @@ def test_cancelled_future_is_seen_by_as_completed(make):
         future.result()
 
 
-def test_running_while_on_delegate_or_polled_not_when_done(make):
+def test_running_while_on_delegate_not_while_polled_or_done(make):
     remote = Remote(delay=math.inf)
     gate = Gate()
     executor = make(remote, delegate=ThreadPoolExecutor(1))
@@ -791,7 +851,7 @@ def test_running_while_on_delegate_or_polled_not_when_done(make):
     assert future.running()
     gate.release.set()
     remote.next_batch()
-    assert future.running()
+    assert not future.running()  # it can still be cancelled: as in more-executors
 
     remote.finish("task-1")
     executor.notify()
@@ -810,6 +870,43 @@ def test_done_callback_that_raises_does_not_break_polling(make, caplog):
 
     assert executor.submit(identity, 2).result(timeout=TIMEOUT) == 2
     assert first.result(timeout=TIMEOUT) == 1
+
+
+@pytest.mark.parametrize("raised", [SystemExit, KeyboardInterrupt])
+def test_a_done_callback_raising_base_exception_fails_no_other_future(
+    make, caplog, raised
+):
+    remote = Remote(delay=math.inf)
+    executor = make(remote)
+    futures = [executor.submit(identity, task) for task in (1, 2, 3)]
+    polled: set[Any] = set()
+    while polled != {1, 2, 3}:
+        polled.update(remote.next_batch())
+    futures[0].add_done_callback(lambda f: (_ for _ in ()).throw(raised()))
+    for task in (1, 2, 3):
+        remote.finish(task)
+
+    executor.notify()  # one poll resolves the three; the first callback raises
+
+    assert [f.result(timeout=TIMEOUT) for f in futures] == [1, 2, 3]
+    assert any(r.exc_info and r.exc_info[0] is raised for r in caplog.records)
+    remote.finish(4)
+    assert executor.submit(identity, 4).result(timeout=TIMEOUT) == 4  # still polls
+
+
+def test_a_poll_function_asking_for_a_far_delay_keeps_the_thread_and_notify_works(
+    make,
+):
+    remote = Remote(delay=1e10)  # beyond threading.TIMEOUT_MAX
+    executor = make(remote)
+    future = executor.submit(identity, "task-1")
+    remote.next_batch()
+    remote.finish("task-1")
+
+    executor.notify()
+
+    assert future.result(timeout=TIMEOUT) == "task-1"
+    assert executor._poller._thread.is_alive() or future.done()
 
 
 def test_delegate_submit_raising_propagates_to_caller_and_leaves_nothing(make):

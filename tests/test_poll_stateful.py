@@ -18,13 +18,13 @@ id. The model of one submitted future is its state and its attempts:
 - ``retrying`` (chain only, never seen between steps): a retry is on its way;
 - ``result``, ``error``, ``cancelled``: done, with the expected value or exception.
 
-What ``cancel()`` must do (SPEC-poll.md and the PollExecutor docstring): a queued
-future is cancelled on the delegate; a running one is refused without calling the
-cancel function; a polled one is up to the cancel function (truthy: cancelled;
-falsy, or raising, logged at ERROR: refused); without a cancel function it is refused,
-unless ``shutdown(cancel_futures=True)`` was called, which cancels polled futures
-locally and running ones as they enter polling. In the chain a ``cancel()`` also
-stops further retries, whether or not it succeeds.
+What ``cancel()`` must do (docs/poll.rst, Cancelling, and the PollExecutor
+docstring): a queued future is cancelled on the delegate; a running one is refused
+without calling the cancel function; a polled one is up to the cancel function
+(truthy: cancelled; falsy, or raising, logged at ERROR: refused); without a cancel
+function it is cancelled locally (nothing remote to cancel).
+``shutdown(cancel_futures=True)`` cancels running ones as they enter polling. In
+the chain a ``cancel()`` also stops further retries, whether or not it succeeds.
 
 Remote tasks end, and the poll function is told to raise, only while futures are
 polled, so the poll that follows the step applies them: each step has one outcome.
@@ -402,8 +402,8 @@ class PollMachine(RuleBasedStateMachine):
             self.expected_cancel_calls.append(task.call)
             self.expected_cancel_errors += self.cancel_mode == "raise"
             agreed = self.cancel_mode == "accept"
-        else:  # only shutdown(cancel_futures=True) cancels locally
-            agreed = self.cancel_all
+        else:  # nothing remote to cancel: cancelled locally (docs/poll.rst)
+            agreed = True
         if agreed:
             task.state = CANCELLED
         return agreed
@@ -439,7 +439,7 @@ class PollMachine(RuleBasedStateMachine):
         future, where = task.future, f"the future of {task}"
         if task.state in (QUEUED, RUNNING, POLLED):
             assert not future.done(), where
-            assert future.running() is (task.state != QUEUED), where
+            assert future.running() is (task.state == RUNNING), where
         elif task.state == RESULT:
             assert not future.cancelled(), where
             assert future.exception(timeout=0) is None, where

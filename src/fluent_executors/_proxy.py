@@ -44,6 +44,35 @@ class _Nesting(threading.local):
 _nesting = _Nesting()
 
 
+class _ThreadRole(threading.local):
+    library = False  # set in the library's own threads (scheduler, poll threads)
+
+
+_thread_role = _ThreadRole()
+
+
+def mark_library_thread() -> None:
+    """Mark the calling thread as one of the library's own (the scheduler, its
+    workers, a poll thread): there, a done callback's ``KeyboardInterrupt`` or
+    ``SystemExit`` is logged and contained instead of re-raised."""
+    _thread_role.library = True
+
+
+def contain(error: BaseException, where: object) -> BaseException | None:
+    """Log ``error``, raised by user code called back for ``where``; return it if
+    the caller must re-raise it once the other callbacks have run.
+
+    In a user's thread a ``KeyboardInterrupt`` or ``SystemExit`` is re-raised then,
+    so that Ctrl-C still works; in the library's own threads, and for any other
+    exception, it is only logged: an internal thread serves every executor, and one
+    callback must not keep the others from running.
+    """
+    logger.error("exception calling callback for %r", where, exc_info=error)
+    if isinstance(error, (KeyboardInterrupt, SystemExit)) and not _thread_role.library:
+        return error
+    return None
+
+
 def run_flat(callback: Callable[[Future[Any]], object], future: Future[Any]) -> None:
     """Run the done callback ``callback(future)`` so that a chain of futures, each
     resolved by a callback of the previous one, resolves without deep recursion,
@@ -53,23 +82,28 @@ def run_flat(callback: Callable[[Future[Any]], object], future: Future[Any]) -> 
         nesting.queued.append(partial(callback, future))
         return
     nesting.depth += 1
+    escaped = None
     try:
         callback(future)
-    except Exception:  # as Future does for its callbacks: log, go on
-        logger.exception("exception calling callback for %r", future)
+    except BaseException as error:  # as Future does for its callbacks: log, go on
+        escaped = contain(error, future)
     finally:
         if nesting.depth == 1:
-            _run_queued(nesting.queued)
+            escaped = _run_queued(nesting.queued) or escaped
         nesting.depth -= 1
+    if escaped is not None:
+        raise escaped
 
 
-def _run_queued(queued: deque[Callable[[], object]]) -> None:
+def _run_queued(queued: deque[Callable[[], object]]) -> BaseException | None:
+    escaped = None
     while queued:
         call = queued.popleft()
         try:
             call()
-        except Exception:  # as Future does for its callbacks: log, go on
-            logger.exception("exception calling callback %r", call)
+        except BaseException as error:  # as Future does for its callbacks: log, go on
+            escaped = contain(error, call) or escaped
+    return escaped
 
 
 # Creating its future is much of what a wrapper costs per call. Future.__init__ makes
@@ -288,8 +322,10 @@ class ProxyFuture(Future[T]):
             return
         try:
             fn(self)
-        except Exception:  # as Future does: log, go on
-            logger.exception("exception calling callback for %r", self)
+        except BaseException as error:  # as Future does: log, go on
+            escaped = contain(error, self)
+            if escaped is not None:
+                raise
 
     def _add_callback(self, entry: _Callback) -> bool:
         """Add a done callback, or a follower to notify (a ProxyFuture); ``False``
@@ -423,15 +459,22 @@ class ProxyFuture(Future[T]):
             logger.exception("internal error resolving %r", self)
         # Once done the list changes no more: add_done_callback() calls at once.
         callbacks = self._done_callbacks
+        escaped = None  # a KeyboardInterrupt or SystemExit, raised once all have run
         for callback in callbacks:
-            if isinstance(callback, ProxyFuture):  # a follower (see _follow)
-                callback._upstream_done(self)  # never raises
-                continue
             try:
-                callback(self)
-            except Exception:  # as Future does: log, go on
-                logger.exception("exception calling callback for %r", self)
+                if isinstance(callback, ProxyFuture):  # a follower (see _follow)
+                    callback._upstream_done(self)  # raises only what contain() gave
+                else:
+                    callback(self)
+            except BaseException as error:  # as Future does: log, go on
+                escaped = (
+                    error
+                    if isinstance(callback, ProxyFuture)  # logged where it was raised
+                    else contain(error, self)
+                ) or escaped
         callbacks.clear()  # they may hold on to much: the done future needs none
+        if escaped is not None:
+            raise escaped
 
     def _track(self, tracker: _Tracker, since: float) -> bool:
         """Have ``tracker.future_done(since, self)`` called once resolved (before

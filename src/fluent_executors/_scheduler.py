@@ -45,6 +45,7 @@ from collections import deque
 from collections.abc import Callable
 
 from . import _clock
+from ._proxy import mark_library_thread
 
 __all__ = [
     "THREAD_NAME",
@@ -149,6 +150,7 @@ class _Scheduler:
         return True
 
     def _run(self) -> None:
+        mark_library_thread()
         while self._run_due():
             pass
 
@@ -273,6 +275,7 @@ class _Workers:
             _run_logged(fn)
 
     def _work(self) -> None:
+        mark_library_thread()
         while (fn := self._take()) is not None:
             _run_logged(fn)
             del fn  # keep nothing alive while waiting for the next one

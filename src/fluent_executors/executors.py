@@ -55,33 +55,35 @@ class Executors:
 
     @staticmethod
     def thread_pool(
-        max_workers: int | None = None, *args: Any, name: str = "default", **kwargs: Any
+        *args: Any, name: str = "default", **kwargs: Any
     ) -> ThreadPoolExecutor:
         """Return a new :class:`~fluent_executors.ThreadPoolExecutor`.
 
         Arguments other than ``name`` are those of
-        :class:`concurrent.futures.ThreadPoolExecutor`.
+        :class:`concurrent.futures.ThreadPoolExecutor`, and reach it unchanged, as
+        given (see :class:`~fluent_executors.ThreadPoolExecutor`).
 
         Raises:
             TypeError: ``name`` is not a ``str``.
             ValueError: ``max_workers`` is not positive.
         """
-        return ThreadPoolExecutor(max_workers, *args, name=name, **kwargs)
+        return ThreadPoolExecutor(*args, name=name, **kwargs)
 
     @staticmethod
     def process_pool(
-        max_workers: int | None = None, *args: Any, name: str = "default", **kwargs: Any
+        *args: Any, name: str = "default", **kwargs: Any
     ) -> ProcessPoolExecutor:
         """Return a new :class:`~fluent_executors.ProcessPoolExecutor`.
 
         Arguments other than ``name`` are those of
-        :class:`concurrent.futures.ProcessPoolExecutor`.
+        :class:`concurrent.futures.ProcessPoolExecutor`, and reach it unchanged, as
+        given (see :class:`~fluent_executors.ProcessPoolExecutor`).
 
         Raises:
             TypeError: ``name`` is not a ``str``.
             ValueError: ``max_workers`` is not positive.
         """
-        return ProcessPoolExecutor(max_workers, *args, name=name, **kwargs)
+        return ProcessPoolExecutor(*args, name=name, **kwargs)
 
     @staticmethod
     def sync(

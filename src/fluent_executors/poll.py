@@ -8,14 +8,14 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import CancelledError, Executor, Future
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
 from ._metrics import ExecutorMetrics
-from ._proxy import ProxyFuture, outcome
+from ._proxy import ProxyFuture, mark_library_thread, outcome
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
@@ -126,17 +126,25 @@ class _PollFuture(ProxyFuture[T]):
         delegate = self._upstream
         if delegate is None:  # resolved since cancel() looked
             return False
-        if delegate.cancel():  # still queued on the delegate
+        try:
+            if delegate.cancel():  # still queued on the delegate
+                return True
+            if not delegate.done():  # running on the delegate: nothing remote yet
+                return False
+            cancelled, exception, result = outcome(delegate)
+        except CancelledError:  # cancelled meanwhile: this future follows it
             return True
-        if not delegate.done():  # running on the delegate: nothing to cancel remotely
+        if cancelled:
+            return True
+        if exception is not None:  # this future fails with it
             return False
-        if delegate.exception() is not None:  # this future fails with it
-            return False
-        return self._poller.run_cancel_fn(delegate.result())
+        return self._poller.run_cancel_fn(result)
 
     def _is_running(self) -> bool:
+        # Only while the delegate runs it: once polled it can still be cancelled,
+        # so it is not running in the sense of Future.running().
         delegate = self._upstream
-        return delegate is not None and (delegate.running() or delegate.done())
+        return delegate is not None and delegate.running()
 
 
 class _Poller:
@@ -240,8 +248,8 @@ class _Poller:
     def cancel_all(self) -> None:
         """Cancel every outstanding future, now and as each one enters polling.
 
-        Without a cancel function, futures being polled are cancelled here alone:
-        there is no remote work to cancel, and shutdown must end promptly.
+        Without a cancel function, a future being polled is cancelled locally:
+        there is no remote work to cancel.
         """
         with self._cond:
             self._cancel_all = True
@@ -261,9 +269,10 @@ class _Poller:
             thread.join()
 
     def run_cancel_fn(self, result: object) -> bool:
-        """Ask the cancel function to cancel the remote work behind ``result``."""
+        """Ask the cancel function to cancel the remote work behind ``result``;
+        without one there is nothing remote to cancel, and the future is cancelled."""
         if self._cancel_fn is None:
-            return self._cancel_all
+            return True
         try:
             return bool(self._cancel_fn(result))
         except Exception:
@@ -277,6 +286,7 @@ class _Poller:
     # -- the poll thread ------------------------------------------------------------
 
     def _run(self) -> None:
+        mark_library_thread()
         while True:
             with self._cond:
                 while not self._due():
@@ -386,8 +396,11 @@ class PollExecutor(WrapperExecutor[R]):
     - still queued on the delegate: the delegate's future is cancelled;
     - running on the delegate: refused (``False``); the cancel function is not called;
     - being polled: ``cancel_fn`` is called with the delegate's result; a truthy
-      return value cancels the future. Without a ``cancel_fn`` the cancel is refused
-      (but see ``shutdown(cancel_futures=True)``).
+      return value cancels the future. Without a ``cancel_fn`` there is nothing
+      remote to cancel: the future is cancelled and leaves the poll list.
+
+    ``running()`` is ``True`` only while the callable runs on the delegate; a future
+    being polled can still be cancelled, so it is not running.
 
     The poll thread, named ``fluent-executors-poll-<name>``, is a daemon thread
     started at the first :meth:`submit`. It holds no reference to the executor: if

@@ -5,7 +5,7 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from typing_extensions import ParamSpec
 
@@ -75,6 +75,12 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
     A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
     ``fn`` returning ``T``.
 
+    Every argument but ``name`` goes to the standard class unchanged, as the caller
+    gave it (positional arguments stay positional, keywords stay keywords, and
+    nothing is added), with one exception: if the caller gives no
+    ``thread_name_prefix``, the keyword ``thread_name_prefix="fluent-executors-<name>"``
+    is added, so the pool's threads carry the executor's name.
+
     Args:
         max_workers: the most threads it runs at once; default as in the standard
             library (``min(32, os.cpu_count() + 4)``).
@@ -89,35 +95,39 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
         ValueError: ``max_workers`` is not positive.
     """
 
-    def __init__(
-        self,
-        max_workers: int | None = None,
-        thread_name_prefix: str = "",
-        initializer: Callable[..., object] | None = None,
-        initargs: tuple[Any, ...] = (),
-        *,
-        name: str = "default",
-    ) -> None:
-        check_name(name)
-        self._name = name
-        super().__init__(
-            max_workers,
-            thread_name_prefix or f"fluent-executors-{name}",
-            initializer,
-            initargs,
-        )
-        self._metrics = for_executor(self, "thread_pool", name)
+    if TYPE_CHECKING:
+        # What type checkers see; at run time the arguments pass through as given.
+        def __init__(
+            self,
+            max_workers: int | None = None,
+            thread_name_prefix: str = "",
+            initializer: Callable[..., object] | None = None,
+            initargs: tuple[Any, ...] = (),
+            *,
+            name: str = "default",
+        ) -> None: ...
+
+    else:
+
+        def __init__(self, *args, name="default", **kwargs):
+            check_name(name)
+            self._name = name
+            if len(args) < 2 and "thread_name_prefix" not in kwargs:
+                kwargs["thread_name_prefix"] = f"fluent-executors-{name}"
+            super().__init__(*args, **kwargs)
+            self._metrics = for_executor(self, "thread_pool", name)
 
 
 class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
     """The standard :class:`concurrent.futures.ProcessPoolExecutor`, with a name and
     the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
 
-    Every argument but ``name`` is passed to the standard class (``max_workers``,
-    ``mp_context``, ``initializer``, ``initargs``, and ``max_tasks_per_child`` on
-    Python 3.11+). Submitted callables and their arguments must be picklable: if
-    one cannot be pickled, its future fails with the pickling error; if a worker
-    process dies, the futures fail with
+    Every argument but ``name`` goes to the standard class unchanged, as the caller
+    gave it (positional arguments stay positional, keywords stay keywords, and
+    nothing is added): ``max_workers``, ``mp_context``, ``initializer``,
+    ``initargs``, and ``max_tasks_per_child`` on Python 3.11+. Submitted callables
+    and their arguments must be picklable: if one cannot be pickled, its future
+    fails with the pickling error; if a worker process dies, the futures fail with
     :class:`~concurrent.futures.process.BrokenProcessPool`.
 
     A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
