@@ -719,8 +719,12 @@ def test_f_proxy_forwards_container_operations() -> None:
         (lambda p: p < 11, True),
         (lambda p: operator.lt(11, p), False),  # reflected: p > 11
         (lambda p: p >= 10, True),
-        (lambda p: bool(p), True),
         (lambda p: int(p), 10),
+        (lambda p: round(p / 4), 2),
+        (lambda p: round(p / 3, 2), 3.33),
+        (lambda p: math.trunc(p / 4), 2),
+        (lambda p: math.floor(p / 4), 2),
+        (lambda p: math.ceil(p / 4), 3),
         (lambda p: float(p), 10.0),
         (lambda p: ([0] * 10 + [1])[p], 1),
     ],
@@ -729,6 +733,20 @@ def test_f_proxy_forwards_operators(
     expression: Callable[[Any], Any], expected: Any
 ) -> None:
     assert expression(f_proxy(f_return(10))) == expected
+
+
+@pytest.mark.parametrize("value", [0, "", [], None, 10])
+def test_f_proxy_is_truthy_like_any_object_whatever_the_result(value: Any) -> None:
+    assert f_proxy(f_return(value))
+
+
+def test_f_proxy_truth_never_waits_for_a_pending_result() -> None:
+    pending: Future[list[int]] = Future()
+    proxy = f_proxy(pending)
+
+    assert proxy  # would block forever if it waited for the result
+
+    assert not proxy.done()
 
 
 def test_f_proxy_keeps_the_identity_of_a_future() -> None:
@@ -952,3 +970,89 @@ def test_a_short_circuit_among_100000_pending_futures_cancels_them_all(
     inputs[MANY // 2].set_result(combine is f_or)  # truthy for or, falsy for and
     assert combined.result(TIMEOUT) is (combine is f_or)
     assert sum(f.cancelled() for f in inputs) == MANY - 1
+
+
+# -- what a resolved combinator keeps -------------------------------------------------
+
+
+class Value:
+    """A result that a weak reference can watch."""
+
+
+def collected(
+    make_input: Callable[[], Future[Any]], combine: Callable[..., Any]
+) -> bool:
+    """Whether the inputs of a resolved ``combine`` output are collected while the
+    output lives on (its result may hold their results: that is what it is)."""
+    import gc
+    import weakref
+
+    inputs = [make_input() for _ in range(3)]
+    refs = [weakref.ref(f) for f in inputs]
+    output = combine(inputs)
+    assert output.done()
+    del inputs
+    gc.collect()
+    alive = [ref for ref in refs if ref() is not None]
+    del output
+    return alive == []
+
+
+def done_with_value() -> Future[Any]:
+    return f_return(Value())
+
+
+@pytest.mark.parametrize(
+    "combine",
+    [
+        lambda fs: f_zip(*fs),
+        lambda fs: f_sequence(fs),
+        lambda fs: f_traverse(lambda f: f, fs),
+        lambda fs: f_or(*fs),
+        lambda fs: f_and(*fs),
+    ],
+    ids=["f_zip", "f_sequence", "f_traverse", "f_or", "f_and"],
+)
+def test_a_resolved_combinator_holds_no_reference_to_its_inputs(
+    combine: Callable[..., Any],
+) -> None:
+    assert collected(done_with_value, combine)
+
+
+def test_a_failed_combinator_holds_no_reference_to_its_inputs() -> None:
+    def failed() -> Future[Any]:
+        return f_return_error(ValueError("no"))
+
+    assert collected(failed, lambda fs: f_zip(*fs))
+
+
+def test_a_resolved_flat_map_holds_no_reference_to_the_future_fn_returned() -> None:
+    import gc
+    import weakref
+
+    returned = [f_return(Value())]
+    inner_ref = weakref.ref(returned[0])
+    value_ref = weakref.ref(returned[0].result())
+    output = f_flat_map(f_return(1), lambda _: returned.pop())
+    assert output.done()
+    gc.collect()
+
+    assert inner_ref() is None
+    assert value_ref() is not None  # the output's result: kept, as it must be
+    del output
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 5, 19])
+def test_f_zip_results_are_named_tuples_for_fewer_than_20_inputs(size: int) -> None:
+    result = f_zip(*[f_return(n) for n in range(size)]).result()
+
+    assert type(result).__name__ == f"ZipTuple{size}"
+    assert result == tuple(range(size))
+    assert result._fields == tuple(f"f{n}" for n in range(size))  # type: ignore[attr-defined]
+
+
+def test_f_zip_results_are_plain_tuples_from_20_inputs() -> None:
+    result = f_zip(*[f_return(n) for n in range(20)]).result()
+
+    assert type(result) is tuple
+    assert result == tuple(range(20))

@@ -53,37 +53,44 @@ class Executors:
     :meth:`with_map` and :meth:`with_flat_map` give it their functions' one.
     """
 
-    @staticmethod
-    def thread_pool(
-        *args: Any, name: str = "default", **kwargs: Any
-    ) -> ThreadPoolExecutor:
-        """Return a new :class:`~fluent_executors.ThreadPoolExecutor`.
+    if TYPE_CHECKING:
+        # Type checkers see the classes' own signatures; at run time the arguments
+        # pass through to them as given (positional stay positional).
+        thread_pool = staticmethod(ThreadPoolExecutor)
+        process_pool = staticmethod(ProcessPoolExecutor)
+    else:
 
-        Arguments other than ``name`` are those of
-        :class:`concurrent.futures.ThreadPoolExecutor`, and reach it unchanged, as
-        given (see :class:`~fluent_executors.ThreadPoolExecutor`).
+        @staticmethod
+        def thread_pool(
+            *args: Any, name: str = "default", **kwargs: Any
+        ) -> ThreadPoolExecutor:
+            """Return a new :class:`~fluent_executors.ThreadPoolExecutor`.
 
-        Raises:
-            TypeError: ``name`` is not a ``str``.
-            ValueError: ``max_workers`` is not positive.
-        """
-        return ThreadPoolExecutor(*args, name=name, **kwargs)
+            Arguments other than ``name`` are those of
+            :class:`concurrent.futures.ThreadPoolExecutor`, and reach it unchanged, as
+            given (see :class:`~fluent_executors.ThreadPoolExecutor`).
 
-    @staticmethod
-    def process_pool(
-        *args: Any, name: str = "default", **kwargs: Any
-    ) -> ProcessPoolExecutor:
-        """Return a new :class:`~fluent_executors.ProcessPoolExecutor`.
+            Raises:
+                TypeError: ``name`` is not a ``str``.
+                ValueError: ``max_workers`` is not positive.
+            """
+            return ThreadPoolExecutor(*args, name=name, **kwargs)
 
-        Arguments other than ``name`` are those of
-        :class:`concurrent.futures.ProcessPoolExecutor`, and reach it unchanged, as
-        given (see :class:`~fluent_executors.ProcessPoolExecutor`).
+        @staticmethod
+        def process_pool(
+            *args: Any, name: str = "default", **kwargs: Any
+        ) -> ProcessPoolExecutor:
+            """Return a new :class:`~fluent_executors.ProcessPoolExecutor`.
 
-        Raises:
-            TypeError: ``name`` is not a ``str``.
-            ValueError: ``max_workers`` is not positive.
-        """
-        return ProcessPoolExecutor(*args, name=name, **kwargs)
+            Arguments other than ``name`` are those of
+            :class:`concurrent.futures.ProcessPoolExecutor`, and reach it unchanged, as
+            given (see :class:`~fluent_executors.ProcessPoolExecutor`).
+
+            Raises:
+                TypeError: ``name`` is not a ``str``.
+                ValueError: ``max_workers`` is not positive.
+            """
+            return ProcessPoolExecutor(*args, name=name, **kwargs)
 
     @staticmethod
     def sync(

@@ -15,12 +15,13 @@ result is of type ``A``.
 
 from __future__ import annotations
 
+import collections
 import math
 import operator
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
-from functools import partial
+from functools import cache, partial
 from types import TracebackType
 from typing import Any, TypeVar, overload
 
@@ -281,13 +282,14 @@ class _FlattenFuture(ProxyFuture[T]):
 
     def __init__(self, outer: Future[Future[T]]) -> None:
         super().__init__()
-        self._outer = outer
+        self._outer: Future[Future[T]] | None = outer
         self._follow(outer)
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
         if upstream is not self._outer or not _succeeded(upstream):
             self._try_copy(upstream)
             return
+        self._outer = None  # followed no more: the output must not keep it alive
         inner = upstream.result()
         if isinstance(inner, Future):
             self._follow(inner)  # cancel() now cancels the inner future
@@ -367,6 +369,16 @@ def f_flat_map(
 # -- combining many futures ------------------------------------------------------------
 
 
+def _cancel_pending(futures: list[Future[Any]]) -> bool:
+    """Cancel every future of ``futures`` not yet done; ``True`` if any of them was
+    cancelled."""
+    cancelled = False
+    for future in futures:
+        if not future.done() and future.cancel():
+            cancelled = True
+    return cancelled
+
+
 class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
     """Resolved from many input futures; cancels the inputs it no longer needs.
 
@@ -392,8 +404,9 @@ class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
     def _on_input_done(self, index: int, future: Future[Any]) -> None:
         if self.done():
             return
+        inputs = self._inputs  # resolving forgets them
         if self._settle(index, future):
-            self._cancel_inputs()
+            _cancel_pending(inputs)
             return
         with self._lock:
             self._pending -= 1
@@ -410,19 +423,15 @@ class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
     def _complete(self, last: Future[Any]) -> None:
         """Resolve the output once every input is done; ``last`` is the last one."""
 
-    def _cancel_inputs(self) -> bool:
-        """Cancel every input not yet done; ``True`` if any of them was cancelled."""
-        cancelled = False
-        for future in self._inputs:
-            if not future.done() and future.cancel():
-                cancelled = True
-        return cancelled
-
     def _cancel_hook(self) -> bool:
-        return self._cancel_inputs()
+        return _cancel_pending(self._inputs)
 
     def _is_running(self) -> bool:
         return any(future.running() for future in self._inputs)
+
+    def _on_resolved(self) -> None:
+        # A long-lived output must not keep every input, and its result, alive.
+        self._inputs = []
 
 
 class _GatherFuture(_FanInFuture[T]):
@@ -446,6 +455,11 @@ class _GatherFuture(_FanInFuture[T]):
 
     def _complete(self, last: Future[Any]) -> None:
         self._try_set_result(self._collect(self._results))
+
+    def _on_resolved(self) -> None:
+        super()._on_resolved()
+        # A new list: an input's callback may still be writing into the old one.
+        self._results = [None] * len(self._results)
 
 
 class _BoolFuture(_FanInFuture[T]):
@@ -519,7 +533,10 @@ def f_zip(*fs: Future[Any]) -> ProxyFuture[tuple[Any, ...]]:
     The returned future fails as soon as one input fails (with the same exception),
     and is cancelled as soon as one input is cancelled; it then cancels the inputs
     still pending, whose results are no longer needed. With no input it is done at
-    once, with ``()``.
+    once, with ``()``. For fewer than 20 inputs the tuple is a named tuple
+    ``ZipTuple<N>`` with fields ``f0``, ``f1``, ... (as in more-executors, so that
+    a log line names where it came from); from 20 inputs it is a plain ``tuple``.
+    Once resolved, the returned future holds no reference to the inputs.
 
     Cancelling the returned future cancels every input still pending; it succeeds if
     at least one of them could be cancelled.
@@ -536,9 +553,32 @@ def f_zip(*fs: Future[Any]) -> ProxyFuture[tuple[Any, ...]]:
 
     >>> from fluent_executors import f_return, f_zip
     >>> f_zip(f_return(1), f_return("a")).result()
-    (1, 'a')
+    ZipTuple2(f0=1, f1='a')
     """
-    return _GatherFuture(_checked_futures("fs", fs), tuple)._start()
+    return _GatherFuture(_checked_futures("fs", fs), _zip_tuple)._start()
+
+
+# f_zip's results are named tuples for fewer than this many inputs, as in
+# more-executors, so that a log line names where a tuple came from.
+_ZIP_TUPLE_LIMIT = 20
+
+
+@cache
+def _zip_tuple_type(size: int) -> Callable[[list[Any]], tuple[Any, ...]]:
+    """The ``_make`` of the named tuple ``ZipTuple<size>``, fields ``f0``, ``f1``..."""
+    fields = [f"f{index}" for index in range(size)]
+    # A name made at run time, which mypy cannot follow (it wants a literal).
+    named: Any = collections.namedtuple(  # type: ignore[misc]
+        f"ZipTuple{size}", fields, module=__name__
+    )
+    make: Callable[[list[Any]], tuple[Any, ...]] = named._make
+    return make
+
+
+def _zip_tuple(results: list[Any]) -> tuple[Any, ...]:
+    if len(results) < _ZIP_TUPLE_LIMIT:
+        return _zip_tuple_type(len(results))(results)
+    return tuple(results)
 
 
 def f_sequence(futures: Iterable[Future[T]]) -> ProxyFuture[list[T]]:
@@ -802,6 +842,11 @@ class _ForwardingFuture(ProxyFuture[T]):
             )
         return getattr(self._proxied(), name)
 
+    def __bool__(self) -> bool:
+        # Truthy like any object, never blocking: only __len__ is forwarded, and
+        # bool() would fall back to it.
+        return True
+
 
 def _forward(operation: Callable[..., Any], reflected: bool = False) -> Any:
     """A method of :class:`_ForwardingFuture` that applies ``operation`` to the
@@ -836,10 +881,13 @@ _OTHER_OPERATIONS: dict[str, Callable[..., Any]] = {
     "pos": operator.pos,
     "abs": operator.abs,
     "invert": operator.invert,
-    "bool": bool,
     "int": int,
     "float": float,
     "index": operator.index,
+    "round": round,
+    "trunc": math.trunc,
+    "floor": math.floor,
+    "ceil": math.ceil,
     "len": len,
     "iter": iter,
     "contains": operator.contains,
@@ -874,12 +922,15 @@ def f_proxy(future: Future[T], *, timeout: float | None = None) -> ProxyFuture[T
       start with an underscore, reads it on the result;
     - calling it calls the result;
     - these operations apply to the result: ``len``, ``iter``, ``in``, ``[]``
-      (get, set, delete), ``bool``, ``int``, ``float``, ``operator.index``, unary
-      ``-``, ``+``, ``~``, ``abs``, the comparisons ``<``, ``<=``, ``>``, ``>=``,
-      and the arithmetic and bitwise binary operators, on either side.
+      (get, set, delete), ``int``, ``float``, ``operator.index``, ``round``,
+      :func:`math.trunc`, :func:`math.floor`, :func:`math.ceil`, unary ``-``,
+      ``+``, ``~``, ``abs``, the comparisons ``<``, ``<=``, ``>``, ``>=``, and the
+      arithmetic and bitwise binary operators, on either side.
 
     ``==``, ``!=``, ``hash``, ``str`` and ``repr`` stay those of the future, so that
-    it can still be kept in sets and dictionaries and logged without blocking.
+    it can still be kept in sets and dictionaries and logged without blocking, and
+    the proxy is truthy like any object (``if proxy:`` never waits; test
+    ``proxy.result()`` for the result's truth), as in more-executors.
 
     Each forwarded operation waits for the result (up to ``timeout`` seconds) and
     raises what ``result()`` raises: the input's exception,
