@@ -111,6 +111,58 @@ def test_a_loop_given_to_the_constructor_is_used_outside_a_coroutine(
         loop.close()
 
 
+def test_submit_outside_a_coroutine_uses_the_loop_set_for_the_thread(
+    thread_pool: Executor,
+) -> None:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # pytest turns a DeprecationWarning into an error
+    try:
+        future = Executors.with_asyncio(thread_pool).submit(len, "four")
+
+        assert future.get_loop() is loop
+        assert loop.run_until_complete(asyncio.wait_for(future, TIMEOUT)) == 4
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+
+
+def test_submit_in_another_thread_without_a_loop_set_there_raises() -> None:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # set for this thread, not the other one
+    errors: list[BaseException] = []
+
+    def submit() -> None:
+        try:
+            AsyncioExecutor(ManualExecutor()).submit(print)
+        except RuntimeError as error:
+            errors.append(error)
+
+    try:
+        thread = threading.Thread(target=submit)
+        thread.start()
+        thread.join(TIMEOUT)
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+    assert len(errors) == 1
+    assert "needs an event loop" in str(errors[0])
+
+
+def test_the_default_policy_keeps_the_set_loop_where_submit_reads_it() -> None:
+    # submit() reads the loop set for the thread without asyncio.get_event_loop(),
+    # which warns on Python 3.12+: this fails if asyncio's internals change.
+    policy = asyncio.get_event_loop_policy()
+    assert isinstance(policy, asyncio.DefaultEventLoopPolicy)
+    loop = asyncio.new_event_loop()
+    try:
+        asyncio.set_event_loop(loop)
+        assert policy._local._loop is loop  # type: ignore[attr-defined]
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
+    assert policy._local._loop is None  # type: ignore[attr-defined]
+
+
 def test_submit_without_a_loop_outside_a_coroutine_raises_runtime_error() -> None:
     delegate = ManualExecutor()
     with pytest.raises(RuntimeError, match="needs an event loop"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TypeVar, overload
@@ -39,7 +40,8 @@ class AsyncioExecutor(DelegatingExecutor[R]):
             response = await executor.submit(requests.get, url)
 
     The event loop is ``loop`` if one was given, else the loop running in the thread
-    that calls :meth:`submit`; :meth:`submit_with_loop` chooses it per call.
+    that calls :meth:`submit`, else the loop set for that thread with
+    :func:`asyncio.set_event_loop`; :meth:`submit_with_loop` chooses it per call.
 
     Cancelling an asyncio future (for example by cancelling the task that awaits
     it) cancels the delegate's future, from the event loop's thread; whether that
@@ -132,25 +134,25 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         Returns:
             An ``asyncio.Future[T]`` for a ``fn`` returning ``T`` (an
             ``asyncio.Future[R]`` if the executor's result type ``R`` is not
-            :class:`~fluent_executors.SameResult`), bound to the executor's loop,
-            or to the loop running in the calling thread if the executor has none.
+            :class:`~fluent_executors.SameResult`), bound to the executor's loop;
+            if it has none, to the loop running in the calling thread, else to
+            the loop set for that thread with :func:`asyncio.set_event_loop` (as
+            in more-executors). No loop is ever created here.
 
         Raises:
             TypeError: ``fn`` is not callable.
-            RuntimeError: the executor has been shut down; or it has no loop and
-                none is running in the calling thread.
+            RuntimeError: the executor has been shut down; or it has no loop,
+                none is running in the calling thread and none was set for it
+                with :func:`asyncio.set_event_loop`.
             Exception: whatever the delegate's ``submit`` raises.
         """
-        loop = self._loop
+        loop = self._loop or _current_loop()
         if loop is None:
-            try:
-                loop = asyncio.get_running_loop()
-            except RuntimeError:
-                raise RuntimeError(
-                    "AsyncioExecutor.submit() needs an event loop: call it from a "
-                    "coroutine, give a loop to the executor, or use "
-                    "submit_with_loop()"
-                ) from None
+            raise RuntimeError(
+                "AsyncioExecutor.submit() needs an event loop: call it from a "
+                "coroutine, set one with asyncio.set_event_loop(), give a loop to "
+                "the executor, or use submit_with_loop()"
+            )
         return self.submit_with_loop(loop, fn, *args, **kwargs)
 
     @overload
@@ -211,3 +213,26 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         if self._metrics is not None:
             self._metrics.track(future)
         return future
+
+
+def _current_loop() -> asyncio.AbstractEventLoop | None:
+    """The loop running in this thread, else the loop set for it with
+    :func:`asyncio.set_event_loop`, else ``None``: never a new loop, and no
+    ``DeprecationWarning`` (which ``asyncio.get_event_loop()`` gives on Python 3.12+
+    where it would make one)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    policy = asyncio.get_event_loop_policy()
+    if isinstance(policy, asyncio.DefaultEventLoopPolicy):
+        # What get_event_loop() would return, read without making a loop.
+        local = getattr(policy, "_local", None)
+        loop: asyncio.AbstractEventLoop | None = getattr(local, "_loop", None)
+        return loop
+    try:  # another policy (uvloop's, say): ask it
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return policy.get_event_loop()
+    except RuntimeError:
+        return None
