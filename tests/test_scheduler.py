@@ -9,6 +9,7 @@ import queue
 import threading
 import time
 import warnings
+from concurrent.futures import Future
 from functools import partial
 
 import pytest
@@ -204,10 +205,27 @@ def test_cancelled_entries_are_compacted_away() -> None:
     assert _scheduler._scheduler._heap == []
 
 
-@pytest.mark.parametrize("when", [math.nan, math.inf, -math.inf])
-def test_call_at_refuses_a_time_that_is_not_finite(when: float) -> None:
-    with pytest.raises(ValueError, match="when must be a finite time"):
-        call_at(when, lambda: None)
+def test_call_at_refuses_nan() -> None:
+    with pytest.raises(ValueError, match="when must be a time"):
+        call_at(math.nan, lambda: None)
+
+
+def test_call_at_infinity_is_never_due_and_cancels() -> None:
+    handle = call_at(math.inf, lambda: None)
+
+    assert _scheduler._scheduler._pending == 0 or handle not in [
+        entry[2] for entry in _scheduler._scheduler._heap
+    ]
+    assert handle.cancel()
+    assert not handle.cancel()
+
+
+def test_call_at_minus_infinity_is_due_at_once() -> None:
+    ran = threading.Event()
+
+    call_at(-math.inf, ran.set)
+
+    assert ran.wait(5)
 
 
 @settings(max_examples=20, deadline=None)
@@ -351,3 +369,39 @@ def test_a_worker_that_cannot_start_leaves_its_callbacks_to_the_scheduler_thread
     monkeypatch.undo()  # workers can start again, and the scheduler still serves
     call_later(0.0, lambda: ran.put(threading.current_thread().name), may_block=True)
     assert ran.get(timeout=5) == WORKER_THREAD_NAME
+
+
+# -- far deadlines ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("far", [1e10, 1e300, math.inf])
+def test_a_deadline_beyond_what_a_thread_can_wait_keeps_the_scheduler_serving(far):
+    far_handle = call_later(far, lambda: None)
+    ran = threading.Event()
+
+    call_later(0.01, ran.set)
+
+    assert ran.wait(5)
+    far_handle.cancel()
+
+
+def test_far_retry_backoff_and_f_timeout_hold_up_no_other_timer():
+    from fluent_executors import Executors, f_timeout
+
+    attempts = []
+
+    def fails():
+        attempts.append(1)
+        raise ConnectionError("down")
+
+    with Executors.sync().with_retry(sleep=1e11, max_sleep=1e12) as far_retry:
+        waiting = far_retry.submit(fails)  # its retry is due in 1e11 seconds
+        timed = f_timeout(Future(), 1e10)
+        ran = threading.Event()
+        call_later(0.01, ran.set)
+
+        assert ran.wait(5)
+        assert attempts == [1]
+        assert not waiting.done()
+        assert waiting.cancel()
+        assert timed.cancel()

@@ -23,7 +23,7 @@ from typing_extensions import ParamSpec
 from ._fluent import FluentExecutor
 from ._metrics import ExecutorMetrics, for_executor
 from ._proxy import ProxyFuture
-from ._wrapper import check_callable, check_name
+from ._wrapper import check_name, check_submittable
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -210,7 +210,7 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
             RuntimeError: the executor has been shut down.
             Exception: whatever the other system raises when it refuses the task.
         """
-        check_callable("fn", fn)
+        check_submittable(fn)
         future: RemoteFuture[T, H] = RemoteFuture(self)
         with self._lock:
             if self._is_shutdown:

@@ -96,6 +96,9 @@ class TimerHandle:
         """
         if self._fn is None:  # taken to run, or cancelled: no need for the lock
             return False
+        if self.when == math.inf:  # never due, and so never in the heap
+            self._fn = None
+            return True
         return _scheduler.cancel(self)
 
 
@@ -117,9 +120,11 @@ class _Scheduler:
     def call_at(
         self, when: float, fn: Callable[[], object], may_block: bool
     ) -> TimerHandle:
-        if not math.isfinite(when):
-            raise ValueError(f"when must be a finite time, got {when!r}")
+        if math.isnan(when):
+            raise ValueError(f"when must be a time, got {when!r}")
         handle = TimerHandle(when, fn, may_block)
+        if when == math.inf:  # never due: nothing to wait for
+            return handle
         with self._lock:
             heapq.heappush(self._heap, (when, next(self._sequence), handle))
             self._pending += 1
@@ -314,7 +319,8 @@ def call_at(
 
     Args:
         when: the monotonic time, in seconds, at which ``fn`` is due; a time in the
-            past means as soon as possible.
+            past means as soon as possible, ``math.inf`` never (a far time is
+            waited for in steps the platform can wait).
         fn: a short callback taking no argument; its return value is ignored.
         may_block: ``fn`` may block (it cancels a future or submits to an
             executor): run it in a worker thread instead, once due.
@@ -323,7 +329,7 @@ def call_at(
         A :class:`TimerHandle` whose ``cancel()`` unschedules ``fn``.
 
     Raises:
-        ValueError: ``when`` is infinite or NaN.
+        ValueError: ``when`` is NaN.
     """
     return _scheduler.call_at(when, fn, may_block)
 
@@ -342,6 +348,6 @@ def call_later(
         A :class:`TimerHandle` whose ``cancel()`` unschedules ``fn``.
 
     Raises:
-        ValueError: ``delay`` is infinite or NaN.
+        ValueError: ``delay`` is NaN.
     """
     return _scheduler.call_at(_clock.monotonic() + delay, fn, may_block)

@@ -10,6 +10,7 @@ import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
+from types import FunctionType
 from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
@@ -41,6 +42,41 @@ def check_callable(argument: str, value: object) -> None:
     """Raise ``TypeError`` naming ``argument`` unless ``value`` is callable."""
     if not callable(value):
         raise TypeError(f"{argument} must be callable, got {type(value).__name__}")
+
+
+def check_submittable(fn: object) -> None:
+    """Raise ``TypeError`` unless ``fn`` can be submitted to an executor: a callable
+    that is not a coroutine function (its call would make a coroutine that no event
+    loop ever runs)."""
+    if type(fn) is FunctionType:  # the common case, without inspect's unwrapping
+        coroutine = bool(fn.__code__.co_flags & inspect.CO_COROUTINE)
+    else:
+        check_callable("fn", fn)
+        coroutine = inspect.iscoroutinefunction(fn)
+    if coroutine:
+        raise TypeError(
+            f"fn must not be a coroutine function, got {fn!r}: a coroutine needs an "
+            "event loop. Submit a function that runs it, for example "
+            "functools.partial(asyncio.run, fn(...)), or await it in a coroutine."
+        )
+
+
+_LOGGER_METHODS = ("debug", "info", "warning", "error", "exception")
+
+
+def check_logger(logger: object) -> None:
+    """Raise ``TypeError`` unless ``logger`` is ``None`` or has callable ``debug``,
+    ``info``, ``warning``, ``error`` and ``exception`` methods (a
+    :class:`logging.Logger`, a :class:`logging.LoggerAdapter`, a structlog logger)."""
+    if logger is None:
+        return
+    missing = [m for m in _LOGGER_METHODS if not callable(getattr(logger, m, None))]
+    if missing:
+        raise TypeError(
+            "logger must be a logging.Logger or an object with the same methods "
+            f"({', '.join(_LOGGER_METHODS)}), got {type(logger).__name__} without "
+            f"{', '.join(missing)}"
+        )
 
 
 def check_non_negative(argument: str, value: object, *, finite: bool = False) -> float:
@@ -105,6 +141,7 @@ class DelegatingExecutor(FluentExecutor[R]):
     ) -> None:
         check_delegate(delegate)
         check_name(name)
+        check_logger(logger)
         self._delegate = delegate
         # The library's pools hand wrappers their standard futures: the wrapper's own
         # future is the one users get, so a proxy from the pool would only cost.
@@ -196,14 +233,15 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
             :class:`~fluent_executors.SameResult`), resolved as the class describes.
 
         Raises:
-            TypeError: ``fn`` is not callable.
+            TypeError: ``fn`` is not callable, or is a coroutine function
+                (``async def``: a coroutine needs an event loop).
             RuntimeError: the executor has been shut down.
             Exception: whatever the delegate's ``submit`` raises, for an executor
                 that calls it from ``submit`` (a retry executor: for the first
                 attempt). An executor that queues callables (throttle, rate limit)
                 fails the future with it instead.
         """
-        check_callable("fn", fn)
+        check_submittable(fn)
         return self._submit(fn, args, kwargs)
 
     @abstractmethod

@@ -12,7 +12,7 @@ from typing import TypeVar, overload
 from typing_extensions import ParamSpec
 
 from ._fluent import FluentExecutor, R, SameResult
-from ._wrapper import DelegatingExecutor, check_callable
+from ._wrapper import DelegatingExecutor, check_submittable
 
 __all__ = ["AsyncioExecutor"]
 
@@ -200,12 +200,13 @@ class AsyncioExecutor(DelegatingExecutor[R]):
             :class:`~fluent_executors.SameResult`), bound to ``loop``.
 
         Raises:
-            TypeError: ``loop`` is not an event loop, or ``fn`` is not callable.
+            TypeError: ``loop`` is not an event loop, or ``fn`` is not callable
+                or is a coroutine function.
             RuntimeError: the executor has been shut down.
             Exception: whatever the delegate's ``submit`` raises.
         """
         _check_loop("loop", loop)
-        check_callable("fn", fn)
+        check_submittable(fn)
         self._check_open()
         future = asyncio.wrap_future(
             self._submit_to_delegate(fn, *args, **kwargs), loop=loop

@@ -12,7 +12,7 @@ from typing_extensions import ParamSpec
 from ._fluent import FluentExecutor, SameResult
 from ._metrics import ExecutorMetrics, for_executor
 from ._proxy import ProxyFuture
-from ._wrapper import check_name
+from ._wrapper import check_name, check_submittable
 
 __all__ = ["ProcessPoolExecutor", "ThreadPoolExecutor"]
 
@@ -33,6 +33,7 @@ class _LibraryPool(FluentExecutor[SameResult]):
     ) -> Future[T]:
         """Submit and return the standard future: for the wrapper executors, whose
         own futures are the library's already (a proxy here would only cost)."""
+        check_submittable(fn)
         future: Future[T] = super().submit(fn, *args, **kwargs)
         if self._metrics is not None:
             self._metrics.track(future)
@@ -48,6 +49,8 @@ class _LibraryPool(FluentExecutor[SameResult]):
             which can also be awaited in a coroutine.
 
         Raises:
+            TypeError: ``fn`` is not callable, or is a coroutine function
+                (``async def``: a coroutine needs an event loop).
             RuntimeError: the executor has been shut down.
         """
         proxy: ProxyFuture[T] = ProxyFuture()

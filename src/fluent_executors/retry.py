@@ -19,6 +19,7 @@ from ._wrapper import (
     WrapperExecutor,
     check_callable,
     check_non_negative,
+    check_submittable,
     shutdown_delegate,
 )
 
@@ -128,8 +129,9 @@ class ExceptionRetryPolicy(RetryPolicy):
 
     Raises:
         TypeError: an argument has the wrong type: ``max_attempts`` is not an
-            ``int``; a number is not a real number; ``exception_base`` is not an
-            exception type or a tuple or list of them; a hook is not callable.
+            ``int``; ``jitter`` is not a ``bool``; a number is not a real number;
+            ``exception_base`` is not an exception type or a tuple or list of
+            them; a hook is not callable.
         ValueError: ``max_attempts`` is below 1; a number is negative or NaN;
             ``sleep`` or ``exponent`` is infinite.
     """
@@ -158,7 +160,9 @@ class ExceptionRetryPolicy(RetryPolicy):
         self._sleep = check_non_negative("sleep", sleep, finite=True)
         self._max_sleep = check_non_negative("max_sleep", max_sleep)
         self._exception_base = _exception_types(exception_base)
-        self._jitter = bool(jitter)
+        if not isinstance(jitter, bool):
+            raise TypeError(f"jitter must be a bool, got {type(jitter).__name__}")
+        self._jitter = jitter
         self._max_duration = (
             None
             if max_duration is None
@@ -493,13 +497,13 @@ class RetryExecutor(WrapperExecutor[R]):
 
         Raises:
             TypeError: ``retry_policy`` is not a :class:`RetryPolicy`; ``fn`` is
-                not callable.
+                not callable, or is a coroutine function.
             RuntimeError: the executor has been shut down.
             Exception: whatever the delegate's ``submit`` raises for the first
                 attempt.
         """
         _check_policy(retry_policy)
-        check_callable("fn", fn)
+        check_submittable(fn)
         return self._submit_with_policy(retry_policy, fn, args, kwargs)
 
     def _submit(

@@ -12,7 +12,7 @@ from typing_extensions import ParamSpec
 from ._fluent import FluentExecutor, SameResult
 from ._metrics import for_executor
 from ._proxy import ProxyFuture
-from ._wrapper import check_callable, check_name
+from ._wrapper import check_logger, check_name, check_submittable
 
 __all__ = ["SyncExecutor"]
 
@@ -39,13 +39,14 @@ class SyncExecutor(FluentExecutor[SameResult]):
         name: the executor's name.
 
     Raises:
-        TypeError: ``name`` is not a ``str``.
+        TypeError: ``name`` is not a ``str``; ``logger`` is not a logger.
     """
 
     def __init__(
         self, logger: logging.Logger | None = None, name: str = "default"
     ) -> None:
         check_name(name)
+        check_logger(logger)
         self._name = name
         self._is_shutdown = False
         self._metrics = for_executor(self, "sync", name)
@@ -59,10 +60,10 @@ class SyncExecutor(FluentExecutor[SameResult]):
             A done ``Future[T]``.
 
         Raises:
-            TypeError: ``fn`` is not callable.
+            TypeError: ``fn`` is not callable, or is a coroutine function.
             RuntimeError: the executor has been shut down.
         """
-        check_callable("fn", fn)
+        check_submittable(fn)
         if self._is_shutdown:
             raise RuntimeError("cannot schedule new futures after shutdown")
         future: ProxyFuture[T] = ProxyFuture()

@@ -13,7 +13,7 @@ from typing_extensions import ParamSpec
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
 from ._scheduler import TimerHandle, call_later
-from ._wrapper import WrapperExecutor, check_callable, check_non_negative
+from ._wrapper import WrapperExecutor, check_non_negative, check_submittable
 
 __all__ = ["TimeoutExecutor"]
 
@@ -170,13 +170,14 @@ class TimeoutExecutor(WrapperExecutor[R]):
             future, or cancelled if it is not done in time and can be cancelled.
 
         Raises:
-            TypeError: ``timeout`` is not a real number; ``fn`` is not callable.
+            TypeError: ``timeout`` is not a real number; ``fn`` is not callable,
+                or is a coroutine function.
             ValueError: ``timeout`` is negative or NaN.
             RuntimeError: the executor has been shut down.
             Exception: whatever the delegate's ``submit`` raises.
         """
         timeout = check_non_negative("timeout", timeout)
-        check_callable("fn", fn)
+        check_submittable(fn)
         return self._submit_timed(timeout, fn, args, kwargs)
 
     def _submit(

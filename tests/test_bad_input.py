@@ -1,0 +1,133 @@
+"""Bad input gets a clear, early error naming the bad argument: loggers, coroutine
+functions and non-callables at submit, and retry policies' settings (docs/guide.rst,
+Errors and logging)."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+import pytest
+import structlog_like
+
+from fluent_executors import (
+    AsyncioExecutor,
+    CancelOnShutdownExecutor,
+    ExceptionRetryPolicy,
+    Executors,
+    FlatMapExecutor,
+    MapExecutor,
+    PollExecutor,
+    RateLimitExecutor,
+    RetryExecutor,
+    SyncExecutor,
+    ThrottleExecutor,
+    TimeoutExecutor,
+    f_return,
+)
+
+BUILDERS: dict[str, Callable[[Executor, Any], Any]] = {
+    "poll": lambda d, log: PollExecutor(d, lambda ds: None, logger=log),
+    "retry": lambda d, log: RetryExecutor(d, logger=log),
+    "timeout": lambda d, log: TimeoutExecutor(d, 1.0, logger=log),
+    "map": lambda d, log: MapExecutor(d, str, logger=log),
+    "flat_map": lambda d, log: FlatMapExecutor(d, f_return, logger=log),
+    "throttle": lambda d, log: ThrottleExecutor(d, 2, logger=log),
+    "rate_limit": lambda d, log: RateLimitExecutor(d, 2, logger=log),
+    "cancel_on_shutdown": lambda d, log: CancelOnShutdownExecutor(d, logger=log),
+    "asyncio": lambda d, log: AsyncioExecutor(d, logger=log),
+}
+
+
+@pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS.keys())
+@pytest.mark.parametrize("logger", ["fluent", 42, object()])
+def test_a_logger_that_is_not_one_is_refused_at_construction(
+    build: Callable[[Executor, Any], Any], logger: Any
+) -> None:
+    with pytest.raises(TypeError, match=r"^logger must be a logging\.Logger"):
+        build(Executors.sync(), logger)
+
+
+def test_sync_executor_checks_its_logger_too() -> None:
+    with pytest.raises(TypeError, match=r"^logger must"):
+        SyncExecutor("not a logger")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS.keys())
+@pytest.mark.parametrize(
+    "logger",
+    [
+        logging.getLogger("fluent-test"),
+        logging.LoggerAdapter(logging.getLogger("fluent-test"), {}),
+        structlog_like.Logger(),
+    ],
+    ids=["Logger", "LoggerAdapter", "structlog-like"],
+)
+def test_any_object_with_the_logger_methods_is_accepted(
+    build: Callable[[Executor, Any], Any], logger: Any
+) -> None:
+    build(Executors.sync(), logger).shutdown()
+
+
+async def a_coroutine_function() -> int:
+    return 1
+
+
+EXECUTORS: dict[str, Callable[[], Any]] = {
+    "thread_pool": lambda: Executors.thread_pool(max_workers=1),
+    "sync": Executors.sync,
+    "retry": lambda: Executors.sync().with_retry(),
+    "timeout": lambda: Executors.sync().with_timeout(10.0),
+    "poll": lambda: Executors.sync().with_poll(lambda ds: None),
+    "map": lambda: Executors.sync().with_map(str),
+    "throttle": lambda: Executors.sync().with_throttle(2),
+    "rate_limit": lambda: Executors.sync().with_rate_limit(2),
+    "cancel_on_shutdown": lambda: Executors.sync().with_cancel_on_shutdown(),
+}
+
+
+@pytest.mark.parametrize("make", EXECUTORS.values(), ids=EXECUTORS.keys())
+@pytest.mark.parametrize(
+    "fn",
+    [a_coroutine_function, functools.partial(a_coroutine_function)],
+    ids=["async def", "partial of async def"],
+)
+def test_a_coroutine_function_is_refused_at_submit_saying_it_needs_a_loop(
+    make: Callable[[], Any], fn: Any
+) -> None:
+    with make() as executor, pytest.raises(TypeError, match="needs an event loop"):
+        executor.submit(fn)
+
+
+def test_the_asyncio_executor_refuses_a_coroutine_function_too() -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        executor = AsyncioExecutor(Executors.sync(), loop=loop)
+        with pytest.raises(TypeError, match="coroutine needs an event loop"):
+            executor.submit(a_coroutine_function)
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("make", EXECUTORS.values(), ids=EXECUTORS.keys())
+def test_a_non_callable_is_refused_at_submit(make: Callable[[], Any]) -> None:
+    with make() as executor, pytest.raises(TypeError, match=r"^fn must be callable"):
+        executor.submit(42)
+
+
+def test_the_process_pool_refuses_a_non_callable_at_submit() -> None:
+    with (
+        Executors.process_pool(max_workers=1) as pool,
+        pytest.raises(TypeError, match=r"^fn must be callable"),
+    ):
+        pool.submit("print")
+
+
+@pytest.mark.parametrize("jitter", [1, "yes", None])
+def test_retry_policy_jitter_must_be_a_bool(jitter: Any) -> None:
+    with pytest.raises(TypeError, match=r"^jitter must be a bool"):
+        ExceptionRetryPolicy(jitter=jitter)
