@@ -314,18 +314,20 @@ def _broken_hook(attempt: int, future: Future[Any], delay: float) -> None:
     [BrokenPolicy(), ExceptionRetryPolicy(sleep=0.001, before_sleep=_broken_hook)],
     ids=["policy", "before_sleep"],
 )
-def test_a_policy_or_hook_that_raises_fails_the_future_and_is_logged(
+def test_a_policy_or_hook_that_raises_ends_the_future_with_the_attempts_error(
     policy: RetryPolicy, caplog: pytest.LogCaptureFixture
 ) -> None:
-    future = RetryExecutor(SyncExecutor(), policy).submit(Flaky(failures=1))
+    flaky = Flaky(failures=1)
+    future = RetryExecutor(SyncExecutor(), policy).submit(flaky)
 
     error = future.exception(timeout=5)
 
-    assert isinstance(error, RuntimeError)
-    assert str(error) in {"policy bug", "hook bug"}
+    assert error is flaky.raised[0]  # as more-executors: the attempt's own error
+    assert flaky.calls == 1
     [record] = [r for r in caplog.records if r.name == "fluent_executors.retry"]
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
+    assert str(record.exc_info[1]) in {"policy bug", "hook bug"}
 
 
 class DelayPolicy(RetryPolicy):
@@ -339,21 +341,99 @@ class DelayPolicy(RetryPolicy):
         return self.delay
 
 
-@pytest.mark.parametrize(
-    ("delay", "error"),
-    [
-        ("soon", TypeError),
-        (-1.0, ValueError),
-        (math.nan, ValueError),
-        (math.inf, ValueError),
-    ],
-)
-def test_a_policy_delay_that_is_not_a_finite_number_fails_the_future(
-    delay: object, error: type[Exception]
+@pytest.mark.parametrize(("delay", "error"), [("soon", TypeError), (-1.0, ValueError)])
+def test_a_policy_delay_that_is_not_a_number_ends_the_future_with_the_attempt(
+    delay: object, error: type[Exception], caplog: pytest.LogCaptureFixture
 ) -> None:
-    future = RetryExecutor(SyncExecutor(), DelayPolicy(delay)).submit(Flaky(1))
+    flaky = Flaky(1)
+    future = RetryExecutor(SyncExecutor(), DelayPolicy(delay)).submit(flaky)
 
-    assert isinstance(future.exception(timeout=5), error)
+    assert future.exception(timeout=5) is flaky.raised[0]
+    [record] = [r for r in caplog.records if r.name == "fluent_executors.retry"]
+    assert isinstance(record.exc_info[1], error)
+
+
+def test_a_nan_delay_is_refused_and_an_infinite_one_waits_until_cancelled() -> None:
+    flaky = Flaky(1)
+    nan = RetryExecutor(SyncExecutor(), DelayPolicy(math.nan)).submit(flaky)
+    assert nan.exception(timeout=5) is flaky.raised[0]
+
+    waiting = RetryExecutor(SyncExecutor(), DelayPolicy(math.inf)).submit(Flaky(1))
+    assert not waiting.done()
+    assert waiting.cancel()  # waiting for an attempt that never comes
+
+
+# -- cancel() and the attempts (as in more-executors) -------------------------------
+
+
+def test_cancel_inside_a_later_attempt_on_a_sync_delegate_keeps_its_outcome() -> None:
+    futures: list[Future[Any]] = []
+    answers: list[bool] = []
+    raised: list[BaseException] = []
+
+    def attempt() -> None:
+        if len(raised) == 1:  # the second attempt cancels its own future
+            answers.append(futures[0].cancel())
+        raised.append(ValueError(f"attempt {len(raised) + 1}"))
+        raise raised[-1]
+
+    sync = RetryExecutor(SyncExecutor(), sleep=0.001, max_attempts=5)
+    futures.append(sync.submit(attempt))
+
+    error = futures[0].exception(timeout=5)
+
+    assert answers == [False]  # the attempt runs: it cannot be stopped
+    assert error is raised[1]  # and the future ends with its outcome
+    assert len(raised) == 2  # no further attempt
+
+
+class GatedPolicy(ExceptionRetryPolicy):
+    """Retries quickly, but blocks in ``should_retry`` until released."""
+
+    def __init__(self) -> None:
+        super().__init__(max_attempts=3, sleep=0.001)
+        self.deciding = threading.Event()
+        self.release = threading.Event()
+
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        self.deciding.set()
+        assert self.release.wait(5)
+        return super().should_retry(attempt, future)
+
+
+def test_cancel_while_the_policy_decides_is_refused_and_stops_retrying() -> None:
+    policy = GatedPolicy()
+    flaky = Flaky(failures=3)
+    with Executors.thread_pool(max_workers=1) as pool:
+        future = RetryExecutor(pool, policy).submit(flaky)
+        assert policy.deciding.wait(5)
+
+        assert not future.cancel()
+
+        policy.release.set()
+        assert future.exception(timeout=5) is flaky.raised[0]
+        assert flaky.calls == 1
+
+
+def test_cancel_while_an_attempt_runs_is_refused_and_stops_retrying() -> None:
+    started, release = threading.Event(), threading.Event()
+    calls: list[int] = []
+
+    def attempt() -> None:
+        calls.append(1)
+        started.set()
+        assert release.wait(5)
+        raise ValueError("attempt")
+
+    with Executors.thread_pool(max_workers=1) as pool:
+        future = RetryExecutor(pool, sleep=0.001).submit(attempt)
+        assert started.wait(5)
+
+        assert not future.cancel()
+
+        release.set()
+        assert isinstance(future.exception(timeout=5), ValueError)
+    assert calls == [1]
 
 
 def test_a_submit_error_on_the_first_attempt_propagates_to_the_caller() -> None:

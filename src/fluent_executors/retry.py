@@ -39,7 +39,9 @@ class RetryPolicy:
 
     A policy may be shared by many executors and futures; its methods are called
     from the threads that finish attempts, possibly at the same time, so they must
-    be thread-safe and quick. If one raises, the future fails with that exception.
+    be thread-safe and quick. If one raises, the error is logged with its
+    traceback and the future ends with the attempt's own outcome (its exception,
+    or its result), as in more-executors: no further attempt is made.
     """
 
     def should_retry(self, attempt: int, future: Future[Any]) -> bool:
@@ -84,7 +86,8 @@ class RetryPolicy:
             elapsed: seconds since the first attempt was submitted.
 
         Returns:
-            A finite number of seconds >= 0, or ``None``.
+            A number of seconds >= 0 (``math.inf``: never, so the future waits
+            until cancelled), or ``None``.
         """
         if not self.should_retry(attempt, future):
             return None
@@ -237,6 +240,12 @@ def _exception_types(exception_base: object) -> tuple[type[BaseException], ...]:
     return tuple(types)
 
 
+# Where a _RetryFuture is, for cancel(): an attempt being handed to the delegate, an
+# attempt on the delegate, the policy deciding about a done attempt, or a wait for
+# the next attempt (the only phase in which nothing runs, and so a cancel succeeds).
+_SUBMITTING, _ATTEMPT, _DECIDING, _WAITING = range(4)
+
+
 class _RetryFuture(ProxyFuture[T]):
     """Follows one attempt's future at a time; between attempts it waits on the
     shared scheduler, holding no thread."""
@@ -256,6 +265,7 @@ class _RetryFuture(ProxyFuture[T]):
         self._attempts = 0
         self._started = _clock.monotonic()
         self._timer: TimerHandle | None = None  # set while waiting for a retry
+        self._phase = _SUBMITTING  # guarded by the future's _lock
         self._stopped = False  # cancel() was called: no more attempts
 
     def _submit_attempt(self) -> None:
@@ -268,9 +278,9 @@ class _RetryFuture(ProxyFuture[T]):
             self._fn, *self._args, **self._kwargs
         )
         self._attempts += 1
+        with self._lock:
+            self._phase = _ATTEMPT
         self._follow(upstream)
-        if self.cancelled():  # cancel() won the race with this submit
-            upstream.cancel()
 
     def _retry(self) -> None:
         """Start the next attempt; runs in a worker thread of the scheduler."""
@@ -278,6 +288,7 @@ class _RetryFuture(ProxyFuture[T]):
             if self.done() or self._stopped:
                 return
             self._timer = None
+            self._phase = _SUBMITTING
         metrics = self._executor._metrics
         if metrics is not None:
             metrics.retry_attempt()
@@ -296,24 +307,13 @@ class _RetryFuture(ProxyFuture[T]):
         self._executor._forget(self)
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
-        if self._stopped:  # our own cancel(): no more attempts
+        with self._lock:
+            stopped = self._stopped
+            self._phase = _DECIDING
+        if stopped:  # cancel() during the attempt: its outcome is the future's
             self._try_copy(upstream)
             return
-        elapsed = _clock.monotonic() - self._started
-        try:
-            delay = self._policy.next_delay(self._attempts, upstream, elapsed)
-            if delay is not None:
-                delay = check_non_negative("the retry delay", delay, finite=True)
-        except BaseException as error:  # a future left pending would hang its waiters
-            if not (isinstance(error, CancelledError) and upstream.cancelled()):
-                self._executor._logger.exception(
-                    "retry policy %r of retry executor %r raised; failing the future",
-                    self._policy,
-                    self._executor._name,
-                )
-                self._try_set_exception(error)
-                return
-            delay = None  # the policy read a cancelled attempt's outcome: no retry
+        delay = self._next_delay(upstream)
         if delay is None:
             self._try_copy(upstream)
             return
@@ -328,6 +328,7 @@ class _RetryFuture(ProxyFuture[T]):
                 stopped = self._stopped
                 if not stopped and not self.done():
                     self._timer = call_later(delay, self._retry, may_block=True)
+                    self._phase = _WAITING
         except Exception as error:  # the scheduler's thread could not start
             self._executor._logger.exception(
                 "retry executor %r could not schedule attempt %d; failing the future",
@@ -336,22 +337,45 @@ class _RetryFuture(ProxyFuture[T]):
             )
             self._try_set_exception(error)
             return
-        if stopped:
+        if stopped:  # cancel() while the policy decided
             self._try_copy(upstream)
+
+    def _next_delay(self, upstream: Future[Any]) -> float | None:
+        """Ask the policy about the done attempt ``upstream``: the delay before the
+        next attempt, or ``None`` for no retry (also when the policy misbehaves:
+        the future then ends with the attempt's outcome, as in more-executors)."""
+        elapsed = _clock.monotonic() - self._started
+        try:
+            delay = self._policy.next_delay(self._attempts, upstream, elapsed)
+            if delay is None:
+                return None
+            # math.inf: never; the future waits until cancelled.
+            return check_non_negative("the retry delay", delay)
+        except BaseException as error:  # a future left pending would hang its waiters
+            if not (isinstance(error, CancelledError) and upstream.cancelled()):
+                self._executor._logger.exception(
+                    "retry policy %r of retry executor %r raised; the future ends "
+                    "with the outcome of attempt %d",
+                    self._policy,
+                    self._executor._name,
+                    self._attempts,
+                )
+            # else the policy read a cancelled attempt's outcome: no retry
+            return None
 
     def _cancel_hook(self) -> bool:
         with self._lock:
             self._stopped = True
-            timer, upstream = self._timer, self._upstream
-        if timer is not None:
-            timer.cancel()
-        if upstream is None:
+            phase, timer, upstream = self._phase, self._timer, self._upstream
+        if phase == _WAITING:  # nothing runs: the next attempt is not made
+            if timer is not None:
+                timer.cancel()
             return True
-        if upstream.done():
-            # Between attempts there is nothing to stop; but an attempt that succeeded
-            # has decided the outcome, even before its done callback resolves this.
-            return upstream.cancelled() or upstream.exception() is not None
-        return upstream.cancel()  # during an attempt, the delegate decides
+        if phase == _ATTEMPT and upstream is not None and not upstream.done():
+            return upstream.cancel()  # the delegate decides: queued, or running
+        # An attempt being submitted, or done with the policy deciding: it cannot
+        # be stopped, and the future ends with its outcome.
+        return False
 
 
 class RetryExecutor(WrapperExecutor[R]):
@@ -374,15 +398,21 @@ class RetryExecutor(WrapperExecutor[R]):
       retries in that worker, one of four shared by the whole process: prefer a
       pool for slow work.)
     - :meth:`~concurrent.futures.Future.cancel` stops any further attempt, whether
-      or not it succeeds. Between attempts it always succeeds; during an attempt
-      it succeeds if the delegate's future can be cancelled; once an attempt has
-      succeeded it is refused.
+      or not it succeeds (as in more-executors). Between attempts, while the next
+      one waits for its delay, it succeeds. During an attempt it succeeds only if
+      the delegate's future can be cancelled (still queued); once the attempt runs
+      it returns ``False``, and the future ends with that attempt's outcome. The
+      same holds while the attempt is handed to the delegate (on a synchronous
+      delegate: from inside the attempt itself) and while the policy decides
+      about a finished attempt.
     - An attempt cancelled on the delegate (by a timeout executor inside this one,
       say) counts as an attempt that failed with
       :class:`~concurrent.futures.CancelledError`, retried as the policy decides;
       once no retry is left, the future is cancelled.
-    - A policy that raises, or returns a delay that is not a finite number >= 0,
-      fails the future with that error, logged with its traceback.
+    - A policy (or its ``before_sleep`` hook) that raises, or returns a delay
+      that is not a number >= 0, is logged with its traceback, and the future
+      ends with the attempt's own outcome (its exception), as in more-executors.
+      A delay of ``math.inf`` means never: the future waits until cancelled.
 
     Args:
         delegate: the executor that runs the attempts.
