@@ -57,6 +57,9 @@ class _LibraryPool(FluentExecutor[SameResult]):
         proxy._follow(self._submit_plain(fn, *args, **kwargs))
         return proxy
 
+    # Wrappers call _submit_plain only while submit is this one (not overridden).
+    _library_submit = submit
+
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Shut down the pool, as the standard one does.
 

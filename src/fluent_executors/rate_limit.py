@@ -47,8 +47,10 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
 
     Cancelling a queued future removes it from the queue at once (in O(1)) and
     returns ``True``; cancelling one passed on cancels the delegate's future. If the
-    delegate's ``submit`` raises when a callable is passed on, that callable's
-    future fails with the exception and a warning is logged; the call still counts.
+    delegate's ``submit`` raises when a callable is passed on, or returns something
+    that is not a :class:`~concurrent.futures.Future` (``TypeError``), that
+    callable's future fails with the error, a warning is logged, and the call
+    leaves the window (it was refused: the next one may go).
 
     Args:
         delegate: the executor that runs the submitted callables.
@@ -146,6 +148,10 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         return None
 
     def _dispatched(self, token: _Call, upstream: Future[Any] | None) -> None:
+        if upstream is None:  # the delegate refused it: the call leaves the window
+            with self._cond:
+                self._calls.remove(token)
+            return
         token.time = _clock.monotonic()
 
     def _after_unqueue(self) -> tuple[bool, bool] | None:

@@ -45,8 +45,10 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
 
     Cancelling a queued future removes it from the queue at once (in O(1)) and
     returns ``True``; cancelling one passed on cancels the delegate's future. If
-    the delegate's ``submit`` raises when a callable is passed on, that callable's
-    future fails with the exception and a warning is logged.
+    the delegate's ``submit`` raises when a callable is passed on, or returns
+    something that is not a :class:`~concurrent.futures.Future` (``TypeError``),
+    that callable's future fails with the error, a warning is logged, and its slot
+    is free again.
 
     Args:
         delegate: the executor that runs the submitted callables.
