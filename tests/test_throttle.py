@@ -19,7 +19,7 @@ from wrapper_doubles import (
     raise_,
 )
 
-from fluent_executors import Executors, ThrottleExecutor
+from fluent_executors import Executors, ThrottleExecutor, throttle
 
 
 def ident(value: int) -> int:
@@ -148,7 +148,7 @@ def test_count_callable_returning_none_means_no_limit():
     assert len(delegate.calls) == 50
 
 
-@pytest.mark.parametrize("bad", [0, -2, 1.5, "3", True])
+@pytest.mark.parametrize("bad", [-2, 1.5, "3", True])
 def test_bad_count_value_is_logged_once_and_the_last_good_value_kept(caplog, bad):
     delegate = ManualExecutor()
     limit: list[object] = [2]
@@ -162,10 +162,67 @@ def test_bad_count_value_is_logged_once_and_the_last_good_value_kept(caplog, bad
 
     assert len(delegate.calls) == 2
     assert [r.getMessage() for r in caplog.records] == [
-        f"count callable of throttle executor 'default' returned {bad!r}, not a "
-        "positive int or None; keeping the limit at 2 (warned once until it "
+        f"count callable of throttle executor 'default' returned {bad!r}, not an "
+        "int >= 0 or None; keeping the limit at 2 (warned once until it "
         "returns a good value)"
     ]
+
+
+def test_a_count_of_0_pauses_until_cancelled():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 0)
+
+    future = executor.submit(ident, 1)
+
+    assert delegate.calls == []
+    assert future.cancel()
+    executor.shutdown(wait=True)
+
+
+def test_a_count_callable_saying_0_pauses_until_a_finishing_future_reads_more():
+    delegate = ManualExecutor()
+    limit = [1]
+    executor = ThrottleExecutor(delegate, lambda: limit[0])
+    executor.submit(ident, 0)
+    limit[0] = 0
+    waiting = [executor.submit(ident, n) for n in (1, 2)]
+    assert len(delegate.calls) == 1
+
+    limit[0] = 2
+    delegate.futures[0].set_result(0)  # a future finishes: the count is read again
+
+    assert len(delegate.calls) == 3
+    for future in delegate.futures[1:]:
+        future.set_result(None)
+    assert all(f.done() for f in waiting)
+
+
+def test_a_count_callable_saying_0_is_read_again_while_work_waits(monkeypatch):
+    monkeypatch.setattr(throttle, "RECHECK_INTERVAL", 0.01)
+    passed_on = threading.Event()
+
+    class Recording(ManualExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            passed_on.set()
+            return super().submit(fn, *args, **kwargs)
+
+    limit = [0]
+    executor = ThrottleExecutor(Recording(), lambda: limit[0])
+    executor.submit(ident, 1)
+    assert not passed_on.is_set()
+
+    limit[0] = 1  # nothing finishes: only the periodic read can see it
+
+    assert passed_on.wait(TIMEOUT)
+    executor.shutdown(wait=False, cancel_futures=True)
+
+
+def test_a_count_callable_that_raises_at_construction_makes_it_raise():
+    def count() -> int:
+        raise RuntimeError("config service down")
+
+    with pytest.raises(RuntimeError, match="config service down"):
+        ThrottleExecutor(ManualExecutor(), count)
 
 
 def test_count_callable_that_raises_is_logged_with_traceback_and_ignored(caplog):
@@ -413,7 +470,7 @@ def test_future_outlives_its_executor():
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"count": 0}, ValueError, "count must be at least 1, got 0"),
+        ({"count": -1}, ValueError, "count must be >= 0, got -1"),
         ({"count": "2"}, TypeError, "count must be an int or a callable"),
         ({"count": True}, TypeError, "count must be an int or a callable"),
         ({"count": 2, "block": "yes"}, TypeError, "block must be a bool"),

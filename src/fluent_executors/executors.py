@@ -523,7 +523,7 @@ class Executors:
 
         Args:
             executor: the delegate, any :class:`concurrent.futures.Executor`.
-            count: an ``int`` of at least 1, or a callable returning one (or
+            count: an ``int`` >= 0 (0 pauses), or a callable returning one (or
                 ``None`` for no limit), read before each callable is passed on.
             block: if ``True``, ``submit`` waits until its callable has been
                 passed on, instead of queueing it.
@@ -540,7 +540,8 @@ class Executors:
             TypeError: ``executor`` has no ``submit`` method; ``count`` is neither
                 an ``int`` nor callable; ``block`` is not a ``bool``; ``name`` is
                 not a ``str``.
-            ValueError: ``count`` is an ``int`` less than 1.
+            ValueError: ``count`` is a negative ``int``.
+            Exception: what a ``count`` callable raises when first called here.
         """
         return ThrottleExecutor(
             executor, count, logger, _name_of(executor, name), block=block

@@ -9,16 +9,20 @@ from typing import Any, overload
 
 from ._fluent import FluentExecutor, R, SameResult
 from ._queueing import QueueingExecutor
+from ._scheduler import TimerHandle, call_later
 
 __all__ = ["ThrottleCount", "ThrottleExecutor"]
 
 ThrottleCount = int | Callable[[], int | None]
-"""The ``count`` of a :class:`ThrottleExecutor`: a positive ``int``, or a callable
+"""The ``count`` of a :class:`ThrottleExecutor`: an ``int`` >= 0, or a callable
 returning one (or ``None`` for no limit), read before each dispatch."""
+
+RECHECK_INTERVAL = 1.0
+"""Seconds between reads of a count callable while it says 0 and work is queued."""
 
 
 def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
@@ -30,12 +34,17 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
     callable is passed on to the delegate by the thread that frees the slot (the one
     that completes the delegate's future) or by ``submit`` itself.
 
+    A count of 0 pauses: nothing is passed on until the count rises, as in
+    more-executors (with a fixed ``0``, never).
+
     Dynamic throttling: ``count`` may be a callable, read before each callable is
-    passed on, so the limit follows it (an increase takes effect at the next
-    submit or completion). It may return ``None`` for no limit. If it raises, or
-    returns something other than a positive ``int`` or ``None``, a warning is
-    logged (once, until it returns a good value again) and the last good value is
-    used; until the first good value, that is 1.
+    passed on, so the limit follows it: it is read again whenever a future of this
+    executor finishes, and, while it says 0 and work is queued, at least every
+    ``RECHECK_INTERVAL`` (1) second, from the shared scheduler (the executor has no
+    thread of its own). It may return ``None`` for no limit. It is called once by
+    the constructor, which raises what it raises. If it raises later, or returns
+    something other than an ``int`` >= 0 or ``None``, a warning is logged (once,
+    until it returns a good value again) and the last good value is used.
 
     With ``block=True``, ``submit`` returns only once its callable has been passed
     on to the delegate (or its future cancelled), so that a fast producer is held
@@ -52,9 +61,10 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
 
     Args:
         delegate: the executor that runs the submitted callables.
-        count: the most futures of the delegate under way at once: an ``int`` of
-            at least 1, or a callable returning one or ``None``, called without
-            arguments from any thread that submits or completes a future.
+        count: the most futures of the delegate under way at once: an ``int`` >=
+            0 (0: paused), or a callable returning one or ``None`` (no limit),
+            called without arguments from any thread that submits or completes a
+            future, and from the shared scheduler's threads while it says 0.
         logger: where to log; default
             ``logging.getLogger("fluent_executors.throttle")``.
         name: the executor's name, used in log messages.
@@ -65,7 +75,9 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
         TypeError: ``delegate`` has no ``submit`` method; ``count`` is neither an
             ``int`` nor callable; ``block`` is not a ``bool``; ``name`` is not a
             ``str``.
-        ValueError: ``count`` is an ``int`` less than 1.
+        ValueError: ``count`` is a negative ``int``.
+        Exception: whatever a ``count`` callable raises when the constructor
+            calls it.
 
     Type parameters:
         R: the result type of the futures: the delegate's, if it is a
@@ -107,12 +119,17 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
                 "count must be an int or a callable returning one, "
                 f"got {type(count).__name__}"
             )
-        if isinstance(count, int) and count < 1:
-            raise ValueError(f"count must be at least 1, got {count}")
+        if isinstance(count, int) and count < 0:
+            raise ValueError(f"count must be >= 0, got {count}")
         self._count = count
         self._last_good: int | None = count if isinstance(count, int) else 1
         self._warned = False  # about the count callable, since its last good value
         self._running = 0  # futures passed to the delegate and not yet done
+        self._recheck: TimerHandle | None = None  # reads a count callable again
+        if not isinstance(count, int):
+            first = count()  # raises at construction, as in more-executors
+            if first is None or _is_count(first):
+                self._last_good = first
         self._open_metrics("throttle")
 
     @property
@@ -138,7 +155,7 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
                 self._warned = False
                 self._last_good = value
             else:
-                self._warn_bad_count(f"returned {value!r}, not a positive int or None")
+                self._warn_bad_count(f"returned {value!r}, not an int >= 0 or None")
         return self._last_good
 
     def _warn_bad_count(self, what: str, exc_info: bool = False) -> None:
@@ -156,9 +173,26 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
 
     def _admit(self, prepared: int | None) -> bool | None:
         if prepared is not None and self._running >= prepared:
+            if prepared == 0 and self._recheck is None and callable(self._count):
+                # Paused, and no finishing future may come to read it again.
+                self._recheck = call_later(
+                    RECHECK_INTERVAL, self._read_again, may_block=True
+                )
             return None
         self._running += 1
         return True
+
+    def _read_again(self) -> None:
+        with self._cond:
+            self._recheck = None
+        self._pump()
+
+    def _after_unqueue(self) -> tuple[bool, bool] | None:
+        # Nothing left to wait for: let the scheduler thread end if it can.
+        if not self._queue and self._recheck is not None:
+            self._recheck.cancel()
+            self._recheck = None
+        return super()._after_unqueue()
 
     def _dispatched(self, token: bool, upstream: Future[Any] | None) -> None:
         if upstream is None:
