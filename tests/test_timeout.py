@@ -11,11 +11,13 @@ from collections.abc import Iterator
 from concurrent.futures import CancelledError, Future, wait
 
 import pytest
+from wrapper_doubles import TIMEOUT
 
 from fluent_executors import (
     Executors,
     SyncExecutor,
     ThreadPoolExecutor,
+    TimeoutCancelledError,
     TimeoutExecutor,
     f_timeout,
 )
@@ -318,3 +320,78 @@ def test_a_slow_cancel_function_holds_up_no_other_timer() -> None:
     assert wait([slow], timeout=5).done == {slow}
     assert slow.cancelled()
     poll.shutdown()
+
+
+# -- a timeout is identifiable ---------------------------------------------------------
+
+
+def test_a_timed_out_future_raises_timeout_cancelled_error_naming_it(caplog):
+    caplog.set_level(logging.INFO, logger="fluent_executors.timeout")
+    with (
+        Executors.thread_pool(max_workers=1)
+        .with_poll(lambda descriptors: 0.01)
+        .with_timeout(0.05, name="publisher") as executor
+    ):
+        future = executor.submit(lambda: "task")
+        with pytest.raises(TimeoutCancelledError) as raised:
+            future.result(timeout=TIMEOUT)
+
+    assert future.cancelled()
+    assert isinstance(raised.value, CancelledError)
+    assert raised.value.timeout == 0.05
+    assert raised.value.source == "publisher"
+    assert "timed out after 0.05 seconds (publisher)" in str(raised.value)
+    with pytest.raises(TimeoutCancelledError):  # exception() raises it too
+        future.exception()
+    [record] = [r for r in caplog.records if r.name == "fluent_executors.timeout"]
+    assert record.levelno == logging.INFO
+    assert "'publisher'" in record.getMessage()
+
+
+def test_a_users_cancel_stays_a_plain_cancelled_error():
+    with (
+        Executors.thread_pool(max_workers=1)
+        .with_poll(lambda descriptors: 0.01)
+        .with_timeout(60.0) as executor
+    ):
+        future = executor.submit(lambda: "task")
+        assert future.cancel()
+
+        with pytest.raises(CancelledError) as raised:
+            future.result()
+
+    assert type(raised.value) is CancelledError
+
+
+def test_the_futures_that_follow_a_timed_out_one_say_so_too():
+    with (
+        Executors.thread_pool(max_workers=1)
+        .with_poll(lambda descriptors: 0.01)
+        .with_timeout(0.02)
+        .with_map(str) as executor
+    ):
+        future = executor.submit(lambda: "task")
+        with pytest.raises(TimeoutCancelledError):
+            future.result(timeout=TIMEOUT)
+
+
+def test_f_timeout_raises_timeout_cancelled_error_and_logs_it(caplog):
+    caplog.set_level(logging.INFO, logger="fluent_executors.futures")
+    timed = f_timeout(Future(), 0.01)
+
+    with pytest.raises(TimeoutCancelledError, match=r"0\.01 seconds \(f_timeout\)"):
+        timed.result(timeout=TIMEOUT)
+    assert [r.levelno for r in caplog.records] == [logging.INFO]
+
+
+def test_timeout_cancelled_error_pickles_and_copies_with_its_fields():
+    import copy
+    import pickle
+
+    error = TimeoutCancelledError(1.5, "publisher")
+    for clone in (pickle.loads(pickle.dumps(error)), copy.copy(error)):
+        assert (clone.timeout, clone.source, str(clone)) == (
+            1.5,
+            "publisher",
+            str(error),
+        )

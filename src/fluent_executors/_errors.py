@@ -30,3 +30,7 @@ class TimeoutCancelledError(CancelledError):
         """The timeout that ran out, in seconds (``float``)."""
         self.source = source
         """The name of the timeout executor, or ``"f_timeout"`` (``str``)."""
+
+    def __reduce__(self) -> tuple[type[TimeoutCancelledError], tuple[float, str]]:
+        # Copied (each result() raises a copy) and pickled with its own arguments.
+        return type(self), (self.timeout, self.source)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import threading
 from collections import deque
@@ -216,6 +217,11 @@ class ProxyFuture(Future[T]):
     _tracker: _Tracker | None = None
     _tracked_since = 0.0
 
+    # What result() and exception() raise once cancelled, if not a plain
+    # CancelledError (a TimeoutCancelledError); a class default, so it costs a
+    # future nothing until set.
+    _cancel_reason: CancelledError | None = None
+
     def __init__(self) -> None:  # Future.__init__ is what this avoids (see above)
         self._lock = threading.Lock()
         self._state = PENDING
@@ -288,7 +294,7 @@ class ProxyFuture(Future[T]):
                 raise exception
             finally:
                 del exception, self  # no reference cycle through the traceback
-        raise CancelledError()
+        raise self._cancelled_error()
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
         """Return the exception the future failed with (``None`` if it succeeded),
@@ -302,7 +308,7 @@ class ProxyFuture(Future[T]):
             self._wait(timeout)
         if self._state == FINISHED:
             return self._exception
-        raise CancelledError()
+        raise self._cancelled_error()
 
     def _wait(self, timeout: float | None) -> None:
         """Wait until the future is done; raise TimeoutError after ``timeout``."""
@@ -383,6 +389,9 @@ class ProxyFuture(Future[T]):
         """Resolve like the done future ``source``, unless already resolved."""
         cancelled, exception, result = outcome(source)
         if cancelled:
+            reason = getattr(source, "_cancel_reason", None)
+            if reason is not None and not self.done():
+                self._cancel_reason = reason
             return self._try_cancel()
         if exception is not None:
             return self._try_set_exception(exception)
@@ -512,6 +521,23 @@ class ProxyFuture(Future[T]):
             with self._lock:
                 self._cancelling = False
         return allowed and self._try_cancel()
+
+    def _cancelled_error(self) -> CancelledError:
+        """The exception that ``result()`` and ``exception()`` of the cancelled
+        future raise: a copy of its cancel reason, else a plain CancelledError."""
+        reason = self._cancel_reason
+        return CancelledError() if reason is None else copy.copy(reason)
+
+    def _cancel_with(self, reason: CancelledError) -> bool:
+        """``cancel()``, and once cancelled have ``result()`` and ``exception()``
+        raise ``reason`` (a :class:`~fluent_executors.TimeoutCancelledError`), here
+        and in the futures that follow this one."""
+        self._cancel_reason = reason
+        if self.cancel():
+            return True
+        if not self.cancelled():  # refused: the future goes on
+            self._cancel_reason = None
+        return False
 
     def _cancel_hook(self) -> bool:
         """Decide whether ``cancel()`` may proceed; runs outside every lock.

@@ -16,6 +16,7 @@ result is of type ``A``.
 from __future__ import annotations
 
 import collections
+import logging
 import math
 import operator
 from abc import ABCMeta, abstractmethod
@@ -25,6 +26,7 @@ from functools import cache, partial
 from types import TracebackType
 from typing import Any, TypeVar, overload
 
+from ._errors import TimeoutCancelledError
 from ._proxy import ProxyFuture, run_flat
 from ._scheduler import call_later
 from ._wrapper import check_callable, check_non_negative
@@ -45,6 +47,8 @@ __all__ = [
     "f_traverse",
     "f_zip",
 ]
+
+logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 A = TypeVar("A")
@@ -1004,6 +1008,18 @@ def f_timeout(future: Future[T], timeout: float) -> ProxyFuture[T]:
     output: ProxyFuture[T] = ProxyFuture()
     output._follow(future)
     if seconds < math.inf and not output.done():
-        timer = call_later(seconds, output.cancel, may_block=True)
+        timer = call_later(seconds, partial(_time_out, output, seconds), may_block=True)
         output.add_done_callback(lambda _: timer.cancel())
     return output
+
+
+def _time_out(future: ProxyFuture[Any], seconds: float) -> None:
+    """Cancel ``future``, whose ``seconds`` have passed, as timed out; log it."""
+    if future.done():
+        return
+    cancelled = future._cancel_with(TimeoutCancelledError(seconds, "f_timeout"))
+    logger.info(
+        "f_timeout: future not done after %s s; %s",
+        seconds,
+        "cancelled" if cancelled else "cancel refused, left to finish",
+    )

@@ -10,6 +10,7 @@ from typing import Any, TypeVar, overload
 
 from typing_extensions import ParamSpec
 
+from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
 from ._scheduler import TimerHandle, call_later
@@ -51,10 +52,11 @@ class _TimeoutFuture(ProxyFuture[T]):
         metrics = self._executor._metrics
         if metrics is not None:
             metrics.timeout_fired()
-        cancelled = self.cancel()
-        self._executor._logger.debug(
+        name = self._executor._name
+        cancelled = self._cancel_with(TimeoutCancelledError(self._timeout, name))
+        self._executor._logger.info(
             "timeout executor %r: future not done after %s s; %s",
-            self._executor._name,
+            name,
             self._timeout,
             "cancelled" if cancelled else "cancel refused, left to finish",
         )
