@@ -60,7 +60,7 @@ def test_error_fn_that_raises_replaces_the_exception():
     def error_fn(error: Exception) -> int:
         raise replacement from error
 
-    executor = Executors.sync().with_map(double, error_fn)
+    executor = Executors.sync().with_map(double, error_fn=error_fn)
 
     assert executor.submit(raise_, ValueError("boom")).exception() is replacement
 
@@ -71,7 +71,7 @@ def test_error_fn_that_reraises_keeps_the_exception_unchanged():
     def error_fn(raised: Exception) -> int:
         raise raised
 
-    executor = Executors.sync().with_map(double, error_fn)
+    executor = Executors.sync().with_map(double, error_fn=error_fn)
 
     assert executor.submit(raise_, error).exception() is error
 

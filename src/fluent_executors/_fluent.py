@@ -87,7 +87,6 @@ class FluentExecutor(Executor, Generic[R]):
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> PollExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.PollExecutor`.
@@ -108,7 +107,6 @@ class FluentExecutor(Executor, Generic[R]):
         self,
         retry_policy: RetryPolicy | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
         **kwargs: Any,
     ) -> RetryExecutor[R]:
@@ -128,7 +126,6 @@ class FluentExecutor(Executor, Generic[R]):
         self,
         timeout: float,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> TimeoutExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.TimeoutExecutor`.
@@ -147,6 +144,7 @@ class FluentExecutor(Executor, Generic[R]):
         self,
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
+        name: str | None = None,
     ) -> AsyncioExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.AsyncioExecutor`.
 
@@ -159,15 +157,15 @@ class FluentExecutor(Executor, Generic[R]):
         """
         from .executors import Executors
 
-        return Executors.with_asyncio(self, loop, logger)
+        return Executors.with_asyncio(self, loop, logger, name)
 
     def with_map(
         self,
         fn: Callable[[Any], U],
-        error_fn: Callable[[Exception], U] | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], U] | None = None,
     ) -> MapExecutor[U]:
         """Wrap this executor in a :class:`~fluent_executors.MapExecutor`.
 
@@ -179,15 +177,15 @@ class FluentExecutor(Executor, Generic[R]):
         """
         from .executors import Executors
 
-        return Executors.with_map(self, fn, error_fn, logger, name=name)
+        return Executors.with_map(self, fn, logger, name, error_fn=error_fn)
 
     def with_flat_map(
         self,
         fn: Callable[[Any], Future[U]],
-        error_fn: Callable[[Exception], Future[U]] | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], Future[U]] | None = None,
     ) -> FlatMapExecutor[U]:
         """Wrap this executor in a :class:`~fluent_executors.FlatMapExecutor`.
 
@@ -200,15 +198,14 @@ class FluentExecutor(Executor, Generic[R]):
         """
         from .executors import Executors
 
-        return Executors.with_flat_map(self, fn, error_fn, logger, name=name)
+        return Executors.with_flat_map(self, fn, logger, name, error_fn=error_fn)
 
     def with_throttle(
         self,
         count: ThrottleCount,
-        block: bool = False,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        block: bool = False,
     ) -> ThrottleExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.ThrottleExecutor`.
 
@@ -220,14 +217,13 @@ class FluentExecutor(Executor, Generic[R]):
         """
         from .executors import Executors
 
-        return Executors.with_throttle(self, count, block, logger, name=name)
+        return Executors.with_throttle(self, count, logger, name, block)
 
     def with_rate_limit(
         self,
         max_calls: int,
         period: float = 1.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> RateLimitExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.RateLimitExecutor`.
@@ -244,7 +240,7 @@ class FluentExecutor(Executor, Generic[R]):
         return Executors.with_rate_limit(self, max_calls, period, logger, name=name)
 
     def with_cancel_on_shutdown(
-        self, logger: logging.Logger | None = None, *, name: str | None = None
+        self, logger: logging.Logger | None = None, name: str | None = None
     ) -> CancelOnShutdownExecutor[R]:
         """Wrap this executor in a
         :class:`~fluent_executors.CancelOnShutdownExecutor`.

@@ -23,7 +23,7 @@ from typing_extensions import ParamSpec
 from ._fluent import FluentExecutor
 from ._metrics import ExecutorMetrics, for_executor
 from ._proxy import ProxyFuture
-from ._wrapper import check_name, check_submittable
+from ._wrapper import check_logger, check_name, check_submittable
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -116,7 +116,7 @@ class RemoteFuture(ProxyFuture[T], Generic[T, H]):
         try:
             return self._executor._cancel_remote(handle)
         except Exception:
-            logger.warning(
+            self._executor._logger.warning(
                 "%s %r could not cancel a task; the future is left to finish",
                 type(self._executor).__name__,
                 self._executor.name,
@@ -141,9 +141,11 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
         H: the other system's handle of one task.
     """
 
-    def __init__(self, name: str, kind: str) -> None:
+    def __init__(self, name: str, kind: str, logger: logging.Logger | None) -> None:
         check_name(name)
+        check_logger(logger)
         self._name = name
+        self._logger = logger or logging.getLogger(type(self).__module__)
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         # A dict as an insertion-ordered set: O(1) add and remove.

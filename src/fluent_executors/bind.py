@@ -81,26 +81,28 @@ class BoundCallable(Generic[P, T]):
     def with_map(
         self,
         fn: Callable[[T], U],
-        error_fn: Callable[[Exception], U] | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], U] | None = None,
     ) -> BoundCallable[P, U]:
         """Transform the results: see
         :meth:`Executors.with_map <fluent_executors.Executors.with_map>`.
         """
         from .executors import Executors
 
-        wrapped = Executors.with_map(self._executor, fn, error_fn, logger, name=name)
+        wrapped = Executors.with_map(
+            self._executor, fn, logger, name, error_fn=error_fn
+        )
         return BoundCallable(wrapped, self._fn)
 
     def with_flat_map(
         self,
         fn: Callable[[T], Future[U]],
-        error_fn: Callable[[Exception], Future[U]] | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], Future[U]] | None = None,
     ) -> BoundCallable[P, U]:
         """Chain a second asynchronous step: see
         :meth:`Executors.with_flat_map <fluent_executors.Executors.with_flat_map>`.
@@ -108,26 +110,23 @@ class BoundCallable(Generic[P, T]):
         from .executors import Executors
 
         wrapped = Executors.with_flat_map(
-            self._executor, fn, error_fn, logger, name=name
+            self._executor, fn, logger, name, error_fn=error_fn
         )
         return BoundCallable(wrapped, self._fn)
 
     def with_throttle(
         self,
         count: ThrottleCount,
-        block: bool = False,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        block: bool = False,
     ) -> BoundCallable[P, T]:
         """Limit the calls under way at once: see
         :meth:`Executors.with_throttle <fluent_executors.Executors.with_throttle>`.
         """
         from .executors import Executors
 
-        wrapped = Executors.with_throttle(
-            self._executor, count, block, logger, name=name
-        )
+        wrapped = Executors.with_throttle(self._executor, count, logger, name, block)
         return BoundCallable(wrapped, self._fn)
 
     def with_rate_limit(
@@ -135,7 +134,6 @@ class BoundCallable(Generic[P, T]):
         max_calls: int,
         period: float = 1.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> BoundCallable[P, T]:
         """Limit the calls per period: see
@@ -149,7 +147,7 @@ class BoundCallable(Generic[P, T]):
         return BoundCallable(wrapped, self._fn)
 
     def with_cancel_on_shutdown(
-        self, logger: logging.Logger | None = None, *, name: str | None = None
+        self, logger: logging.Logger | None = None, name: str | None = None
     ) -> BoundCallable[P, T]:
         """Cancel pending calls on shutdown: see
         :meth:`Executors.with_cancel_on_shutdown
@@ -166,7 +164,6 @@ class BoundCallable(Generic[P, T]):
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> BoundCallable[P, T]:
         """Resolve the futures through a poll function: see
@@ -183,7 +180,6 @@ class BoundCallable(Generic[P, T]):
         self,
         retry_policy: RetryPolicy | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
         **kwargs: Any,
     ) -> BoundCallable[P, T]:
@@ -201,7 +197,6 @@ class BoundCallable(Generic[P, T]):
         self,
         timeout: float,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> BoundCallable[P, T]:
         """Cancel calls not done in time: see

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
@@ -101,6 +102,8 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
             ``"tcp://scheduler:8786"``; ``None`` for the embedded cluster or
             ``client``.
         client: a ``distributed.Client`` to use, left open by :meth:`shutdown`.
+        logger: where to log (a cancel that fails); default
+            ``logging.getLogger("fluent_executors.dask")``.
         name: the executor's name, used in thread names and passed down chains.
         cluster_options: keyword arguments of the embedded ``LocalCluster``
             (``n_workers``, ``threads_per_worker``, ``processes``,
@@ -126,9 +129,10 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
     def __init__(
         self,
         address: str | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
         *,
         client: distributed.Client | None = None,
-        name: str = "default",
         cluster_options: Mapping[str, Any] | None = None,
         **submit_options: Any,
     ) -> None:
@@ -136,7 +140,7 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
         dist = _import_distributed()
         if client is not None:
             _check_client(dist, client)
-        super().__init__(name, "dask")
+        super().__init__(name, "dask", logger)
         self._submit_options = dict(submit_options)
         self._cluster: Any = None  # an embedded LocalCluster, closed on shutdown
         self._owns_client = client is None

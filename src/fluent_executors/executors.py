@@ -111,9 +111,10 @@ class Executors:
     @staticmethod
     def dask(
         address: str | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
         *,
         client: distributed.Client | None = None,
-        name: str = "default",
         cluster_options: Mapping[str, Any] | None = None,
         **submit_options: Any,
     ) -> DaskExecutor:
@@ -127,8 +128,9 @@ class Executors:
             address: the address of a running Dask scheduler
                 (``"tcp://host:8786"``); its connection is closed on shutdown, the
                 cluster is left running.
-            client: a ``distributed.Client`` to use; never closed.
+            logger: where to log; default the ``fluent_executors.dask`` logger.
             name: the executor's name, passed down the chains built on it.
+            client: a ``distributed.Client`` to use; never closed.
             cluster_options: keyword arguments of the embedded ``LocalCluster``.
             submit_options: options of ``Client.submit`` for every task
                 (``workers``, ``resources``, ``retries``, ``priority``,
@@ -143,16 +145,18 @@ class Executors:
         """
         return DaskExecutor(
             address,
+            logger,
+            name,
             client=client,
-            name=name,
             cluster_options=cluster_options,
             **submit_options,
         )
 
     @staticmethod
     def ray(
-        *,
+        logger: logging.Logger | None = None,
         name: str = "default",
+        *,
         remote_options: Mapping[str, Any] | None = None,
         **init_kwargs: Any,
     ) -> RayExecutor:
@@ -164,6 +168,7 @@ class Executors:
         down; otherwise it uses the running Ray and leaves it running.
 
         Args:
+            logger: where to log; default the ``fluent_executors.ray`` logger.
             name: the executor's name, passed down the chains built on it.
             remote_options: options of the Ray tasks (``num_cpus``,
                 ``resources``, ``max_retries``, ...).
@@ -175,7 +180,7 @@ class Executors:
                 mapping.
             ValueError: ``init_kwargs`` are given but Ray is already initialized.
         """
-        return RayExecutor(name=name, remote_options=remote_options, **init_kwargs)
+        return RayExecutor(logger, name, remote_options=remote_options, **init_kwargs)
 
     # Each wrapper's with_* has two overloads: a FluentExecutor[R] delegate gives a
     # wrapper of result type R, any other executor one of SameResult. The checkers
@@ -189,7 +194,6 @@ class Executors:
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> PollExecutor[R]: ...
 
@@ -201,7 +205,6 @@ class Executors:
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> PollExecutor[SameResult]: ...
 
@@ -212,7 +215,6 @@ class Executors:
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> PollExecutor[R] | PollExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.PollExecutor`.
@@ -257,7 +259,6 @@ class Executors:
         executor: FluentExecutor[R],
         retry_policy: RetryPolicy | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
         **kwargs: Any,
     ) -> RetryExecutor[R]: ...
@@ -268,7 +269,6 @@ class Executors:
         executor: Executor,
         retry_policy: RetryPolicy | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
         **kwargs: Any,
     ) -> RetryExecutor[SameResult]: ...
@@ -278,7 +278,6 @@ class Executors:
         executor: FluentExecutor[R] | Executor,
         retry_policy: RetryPolicy | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
         **kwargs: Any,
     ) -> RetryExecutor[R] | RetryExecutor[SameResult]:
@@ -322,7 +321,6 @@ class Executors:
         executor: FluentExecutor[R],
         timeout: float,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> TimeoutExecutor[R]: ...
 
@@ -332,7 +330,6 @@ class Executors:
         executor: Executor,
         timeout: float,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> TimeoutExecutor[SameResult]: ...
 
@@ -341,7 +338,6 @@ class Executors:
         executor: FluentExecutor[R] | Executor,
         timeout: float,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> TimeoutExecutor[R] | TimeoutExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.TimeoutExecutor`.
@@ -376,6 +372,7 @@ class Executors:
         executor: FluentExecutor[R],
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
+        name: str | None = None,
     ) -> AsyncioExecutor[R]: ...
 
     @overload
@@ -384,6 +381,7 @@ class Executors:
         executor: Executor,
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
+        name: str | None = None,
     ) -> AsyncioExecutor[SameResult]: ...
 
     @staticmethod
@@ -391,18 +389,20 @@ class Executors:
         executor: FluentExecutor[R] | Executor,
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
+        name: str | None = None,
     ) -> AsyncioExecutor[R] | AsyncioExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.AsyncioExecutor`.
 
         The new executor's ``submit`` returns :class:`asyncio.Future` objects, to be
-        awaited in coroutines. It takes ``executor``'s ``name`` if it has one. Put
-        it at the outer end of a chain.
+        awaited in coroutines. It takes ``executor``'s ``name`` unless ``name`` is
+        given. Put it at the outer end of a chain.
 
         Args:
             executor: the delegate, any :class:`concurrent.futures.Executor`.
             loop: the event loop of the futures; ``None``: the loop running in the
                 thread that calls ``submit``.
             logger: a logger for the executor's messages.
+            name: the new executor's name; default ``executor``'s.
 
         Returns:
             An ``AsyncioExecutor[R]`` if ``executor`` is a
@@ -412,18 +412,18 @@ class Executors:
 
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``loop`` is neither an
-                event loop nor ``None``.
+                event loop nor ``None``; ``name`` is not a ``str``.
         """
-        return AsyncioExecutor(executor, loop, logger, name=_name_of(executor))
+        return AsyncioExecutor(executor, loop, logger, _name_of(executor, name))
 
     @staticmethod
     def with_map(
         executor: Executor,
         fn: Callable[[Any], U],
-        error_fn: Callable[[Exception], U] | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], U] | None = None,
     ) -> MapExecutor[U]:
         """Wrap ``executor`` in a :class:`~fluent_executors.MapExecutor`.
 
@@ -454,10 +454,10 @@ class Executors:
     def with_flat_map(
         executor: Executor,
         fn: Callable[[Any], Future[U]],
-        error_fn: Callable[[Exception], Future[U]] | None = None,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], Future[U]] | None = None,
     ) -> FlatMapExecutor[U]:
         """Wrap ``executor`` in a :class:`~fluent_executors.FlatMapExecutor`.
 
@@ -489,10 +489,9 @@ class Executors:
     def with_throttle(  # type: ignore[overload-overlap]
         executor: FluentExecutor[R],
         count: ThrottleCount,
-        block: bool = False,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        block: bool = False,
     ) -> ThrottleExecutor[R]: ...
 
     @overload
@@ -500,20 +499,18 @@ class Executors:
     def with_throttle(
         executor: Executor,
         count: ThrottleCount,
-        block: bool = False,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        block: bool = False,
     ) -> ThrottleExecutor[SameResult]: ...
 
     @staticmethod
     def with_throttle(
         executor: FluentExecutor[R] | Executor,
         count: ThrottleCount,
-        block: bool = False,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
+        block: bool = False,
     ) -> ThrottleExecutor[R] | ThrottleExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.ThrottleExecutor`.
 
@@ -554,7 +551,6 @@ class Executors:
         max_calls: int,
         period: float = 1.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> RateLimitExecutor[R]: ...
 
@@ -565,7 +561,6 @@ class Executors:
         max_calls: int,
         period: float = 1.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> RateLimitExecutor[SameResult]: ...
 
@@ -575,7 +570,6 @@ class Executors:
         max_calls: int,
         period: float = 1.0,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> RateLimitExecutor[R] | RateLimitExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.RateLimitExecutor`.
@@ -615,7 +609,6 @@ class Executors:
     def with_cancel_on_shutdown(  # type: ignore[overload-overlap]
         executor: FluentExecutor[R],
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> CancelOnShutdownExecutor[R]: ...
 
@@ -624,7 +617,6 @@ class Executors:
     def with_cancel_on_shutdown(
         executor: Executor,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> CancelOnShutdownExecutor[SameResult]: ...
 
@@ -632,7 +624,6 @@ class Executors:
     def with_cancel_on_shutdown(
         executor: FluentExecutor[R] | Executor,
         logger: logging.Logger | None = None,
-        *,
         name: str | None = None,
     ) -> CancelOnShutdownExecutor[R] | CancelOnShutdownExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.CancelOnShutdownExecutor`.

@@ -927,7 +927,7 @@ def f_proxy(future: Future[T], *, timeout: float | None = None) -> ProxyFuture[T
     - calling it calls the result;
     - these operations apply to the result: ``len``, ``iter``, ``in``, ``[]``
       (get, set, delete), ``int``, ``float``, ``operator.index``, ``round``,
-      :func:`math.trunc`, :func:`math.floor`, :func:`math.ceil`, unary ``-``,
+      ``math.trunc``, ``math.floor``, ``math.ceil``, unary ``-``,
       ``+``, ``~``, ``abs``, the comparisons ``<``, ``<=``, ``>``, ``>=``, and the
       arithmetic and bitwise binary operators, on either side.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, NamedTuple, TypeVar
@@ -10,7 +11,7 @@ from typing import Any, NamedTuple, TypeVar
 from typing_extensions import ParamSpec
 
 from ._remote import RemoteExecutor
-from ._wrapper import check_name
+from ._wrapper import check_logger, check_name
 
 __all__ = ["RayExecutor"]
 
@@ -82,6 +83,8 @@ class RayExecutor(RemoteExecutor[_RayTask]):
     ``fn`` returning ``T``.
 
     Args:
+        logger: where to log (a cancel that fails); default
+            ``logging.getLogger("fluent_executors.ray")``.
         name: the executor's name, used in thread names and passed down chains.
         remote_options: options of the Ray tasks (``ray.remote`` /
             ``.options()``: ``num_cpus``, ``num_gpus``, ``resources``,
@@ -99,12 +102,14 @@ class RayExecutor(RemoteExecutor[_RayTask]):
 
     def __init__(
         self,
-        *,
+        logger: logging.Logger | None = None,
         name: str = "default",
+        *,
         remote_options: Mapping[str, Any] | None = None,
         **init_kwargs: Any,
     ) -> None:
         check_name(name)
+        check_logger(logger)
         if remote_options is not None and not isinstance(remote_options, Mapping):
             raise TypeError(
                 f"remote_options must be a mapping, got {type(remote_options).__name__}"
@@ -122,7 +127,7 @@ class RayExecutor(RemoteExecutor[_RayTask]):
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
             ray.init(**init_kwargs)
-        super().__init__(name, "ray")
+        super().__init__(name, "ray", logger)
         self._ray = ray
         self._remote = remote
         self._open_metrics()

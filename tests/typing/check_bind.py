@@ -89,7 +89,9 @@ def check_flat_bind_errors() -> None:
 def check_with_map_and_flat_map() -> None:
     bound = Executors.thread_pool().bind(fetch)
     assert_type(bound.with_map(decode), BoundCallable[[str, float], str])
-    assert_type(bound.with_map(decode, recover), BoundCallable[[str, float], str])
+    assert_type(
+        bound.with_map(decode, error_fn=recover), BoundCallable[[str, float], str]
+    )
     assert_type(bound.with_map(decode)("u", 1.0), Future[str])
     assert_type(
         bound.with_map(decode).with_flat_map(store), BoundCallable[[str, float], int]

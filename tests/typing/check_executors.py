@@ -130,7 +130,7 @@ def check_context_manager() -> None:
 def check_with_map(base: ThreadPoolExecutor) -> None:
     assert_type(base.with_map(parse), MapExecutor[float])
     assert_type(base.with_map(parse).submit(work, 1), ExecutorFuture[float])
-    assert_type(base.with_map(parse, recover), MapExecutor[float])
+    assert_type(base.with_map(parse, None, "parser"), MapExecutor[float])
     assert_type(base.with_map(parse, error_fn=recover), MapExecutor[float])
     assert_type(base.with_map(parse, name="parsed"), MapExecutor[float])
     assert_type(base.with_map(lambda result: len(result)), MapExecutor[int])
@@ -152,7 +152,9 @@ def check_with_map_errors(base: ThreadPoolExecutor) -> None:
 def check_with_flat_map(base: ThreadPoolExecutor) -> None:
     assert_type(base.with_flat_map(upload), FlatMapExecutor[bytes])
     assert_type(base.with_flat_map(upload).submit(work, 1), ExecutorFuture[bytes])
-    assert_type(base.with_flat_map(upload, lambda e: upload(e)), FlatMapExecutor[bytes])
+    assert_type(
+        base.with_flat_map(upload, error_fn=lambda e: upload(e)), FlatMapExecutor[bytes]
+    )
     assert_type(Executors.with_flat_map(base, upload), FlatMapExecutor[bytes])
 
 
