@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from fluent_executors import Executors, PollDescriptor, PollExecutor
+from fluent_executors._scheduler import call_later
 from fluent_executors.poll import _Poller
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
@@ -936,3 +937,56 @@ def test_many_futures_resolved_in_random_order_all_end(make):
         remote.finish(i)
 
     assert [f.result(timeout=TIMEOUT) for f in futures] == list(range(2000))
+
+
+def test_a_cancel_function_raising_exit_in_a_library_thread_is_contained(caplog):
+    polled = threading.Event()
+    refused = threading.Event()
+
+    def poll(descriptors):
+        polled.set()
+        return 0.01
+
+    def cancel_fn(result):
+        if not refused.is_set():
+            refused.set()
+            raise SystemExit("cancel function exits")
+        return True
+
+    executor = (
+        Executors.thread_pool(max_workers=1)
+        .with_poll(poll, cancel_fn)
+        .with_timeout(0.05)
+    )
+    future = executor.submit(identity, "task-1")
+    assert polled.wait(TIMEOUT)
+    assert refused.wait(TIMEOUT)  # the timeout's cancel, in a scheduler worker
+    later = threading.Event()
+    call_later(0.01, later.set)
+
+    assert later.wait(TIMEOUT)  # the scheduler still serves other timers
+    assert not future.done()  # the cancel was refused: it is still polled
+    assert any(r.exc_info and r.exc_info[0] is SystemExit for r in caplog.records)
+    executor.shutdown(wait=True, cancel_futures=True)
+    assert future.cancelled()
+
+
+def test_a_cancel_function_raising_keyboard_interrupt_in_a_users_thread_propagates(
+    make,
+):
+    interrupting = [True]
+
+    def cancel_fn(result):
+        if interrupting[0]:
+            raise KeyboardInterrupt
+        return True
+
+    remote = Remote(delay=math.inf)
+    executor = make(remote, cancel_fn=cancel_fn)
+    future = executor.submit(identity, "task-1")
+    remote.next_batch()
+
+    with pytest.raises(KeyboardInterrupt):
+        future.cancel()
+    assert not future.done()
+    interrupting[0] = False  # the executors fixture cancels what is left

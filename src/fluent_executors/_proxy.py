@@ -69,9 +69,16 @@ def contain(error: BaseException, where: object) -> BaseException | None:
     callback must not keep the others from running.
     """
     logger.error("exception calling callback for %r", where, exc_info=error)
-    if isinstance(error, (KeyboardInterrupt, SystemExit)) and not _thread_role.library:
-        return error
-    return None
+    return error if must_reraise(error) else None
+
+
+def must_reraise(error: BaseException) -> bool:
+    """Whether ``error``, raised by user code and logged, must still propagate: a
+    ``KeyboardInterrupt`` or ``SystemExit`` in a user's thread (not in one of the
+    library's own, which serve every executor)."""
+    return isinstance(error, (KeyboardInterrupt, SystemExit)) and not (
+        _thread_role.library
+    )
 
 
 def run_flat(callback: Callable[[Future[Any]], object], future: Future[Any]) -> None:

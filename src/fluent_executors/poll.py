@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar, overload
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
 from ._metrics import ExecutorMetrics
-from ._proxy import ProxyFuture, mark_library_thread, outcome
+from ._proxy import ProxyFuture, mark_library_thread, must_reraise, outcome
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
@@ -275,12 +275,14 @@ class _Poller:
             return True
         try:
             return bool(self._cancel_fn(result))
-        except Exception:
+        except BaseException as error:
             self._logger.exception(
                 "cancel function of poll executor %r raised; the future is not "
                 "cancelled",
                 self._name,
             )
+            if must_reraise(error):  # Ctrl-C in a user's thread
+                raise
             return False
 
     # -- the poll thread ------------------------------------------------------------
