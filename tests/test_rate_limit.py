@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import random
 import threading
+import time
 from concurrent.futures import wait
 
 import pytest
@@ -18,7 +19,7 @@ from wrapper_doubles import (
     raise_,
 )
 
-from fluent_executors import Executors, RateLimitExecutor
+from fluent_executors import Executors, RateLimitExecutor, ThreadPoolExecutor
 from fluent_executors._scheduler import THREAD_NAME, WORKER_THREAD_NAME
 
 LONG = 60.0  # seconds: a period that never ends within a test
@@ -254,3 +255,32 @@ def test_name_and_limits_are_readable():
     executor = Executors.sync(name="api").with_rate_limit(10, period=60)
 
     assert (executor.name, executor.max_calls, executor.period) == ("api", 10, 60.0)
+
+
+def test_a_rate_limit_inside_a_throttle_holds_where_the_work_starts():
+    max_calls, period = 3, 0.1
+    started: list[float] = []
+    lock = threading.Lock()
+    release = threading.Event()
+
+    class RecordingPool(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):
+            with lock:
+                started.append(time.monotonic())
+            return super().submit(fn, *args, **kwargs)
+
+    def slow() -> None:
+        assert release.wait(TIMEOUT)
+
+    pool = RecordingPool(max_workers=4)
+    # The documented order (docs/wrappers.rst): the rate limit next to the pool.
+    with pool.with_rate_limit(max_calls, period=period).with_throttle(2) as executor:
+        futures = [executor.submit(slow) for _ in range(2)]
+        futures += [executor.submit(int) for _ in range(10)]
+        release.set()
+        assert wait(futures, timeout=TIMEOUT).not_done == set()
+
+    assert len(started) == 12
+    for first in started:  # every window of one period, starting at any start
+        in_window = [t for t in started if first <= t < first + period]
+        assert len(in_window) <= max_calls
