@@ -284,3 +284,39 @@ def test_a_rate_limit_inside_a_throttle_holds_where_the_work_starts():
     for first in started:  # every window of one period, starting at any start
         in_window = [t for t in started if first <= t < first + period]
         assert len(in_window) <= max_calls
+
+
+def test_rate_limits_in_front_of_blocking_throttles_starve_no_other_timer():
+    from fluent_executors._scheduler import MAX_WORKERS
+
+    release = threading.Event()
+
+    def hold() -> None:
+        assert release.wait(TIMEOUT)
+
+    executors = []
+    for _ in range(MAX_WORKERS + 2):  # more blocking delegates than workers
+        throttle = Executors.thread_pool(max_workers=1).with_throttle(1, block=True)
+        limited = throttle.with_rate_limit(1, period=0.01)
+        # The first call fills the throttle; the rest wait in the rate limit and
+        # are passed on from the scheduler's workers, into a throttle that is full.
+        for _ in range(3):
+            limited.submit(hold)
+        executors.append(limited)
+
+    calls: list[float] = []
+
+    def flaky() -> str:
+        calls.append(time.monotonic())
+        if len(calls) == 1:
+            raise ConnectionError("once")
+        return "ok"
+
+    with Executors.sync().with_retry(sleep=0.05) as retrying:
+        # The retry is due 0.05 s later, from a scheduler worker.
+        assert retrying.submit(flaky).result(timeout=5) == "ok"
+    assert calls[1] - calls[0] < 5
+
+    release.set()
+    for executor in executors:
+        executor.shutdown(wait=True)

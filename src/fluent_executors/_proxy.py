@@ -59,6 +59,12 @@ def mark_library_thread() -> None:
     _thread_role.library = True
 
 
+def in_library_thread() -> bool:
+    """Whether the calling thread is one of the library's own (see
+    :func:`mark_library_thread`): one that must never block on a user's executor."""
+    return _thread_role.library
+
+
 def contain(error: BaseException, where: object) -> BaseException | None:
     """Log ``error``, raised by user code called back for ``where``; return it if
     the caller must re-raise it once the other callbacks have run.
@@ -77,7 +83,7 @@ def must_reraise(error: BaseException) -> bool:
     ``KeyboardInterrupt`` or ``SystemExit`` in a user's thread (not in one of the
     library's own, which serve every executor)."""
     return isinstance(error, (KeyboardInterrupt, SystemExit)) and not (
-        _thread_role.library
+        in_library_thread()
     )
 
 

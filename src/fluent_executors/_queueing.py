@@ -12,7 +12,7 @@ from concurrent.futures import Executor, Future
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from ._fluent import R
-from ._proxy import ProxyFuture
+from ._proxy import ProxyFuture, in_library_thread
 from ._wrapper import WrapperExecutor, shutdown_delegate
 
 T = TypeVar("T")
@@ -110,8 +110,11 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             metrics.track(future)
             metrics.queue_changed(1)
         self._pump()
-        # Blocking inside _pump (from a done callback) would stop the queue for good.
-        if self._block and not self._in_pump():
+        # Blocking inside _pump (from a done callback) would stop the queue for good,
+        # and blocking a thread of the library's (a rate limit or a retry passing
+        # work on from the shared scheduler) would starve every other timer of the
+        # process: the queue holds the callable instead, as without block.
+        if self._block and not self._in_pump() and not in_library_thread():
             with self._cond:
                 self._waiters += 1
                 try:

@@ -50,7 +50,9 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
     on to the delegate (or its future cancelled), so that a fast producer is held
     back instead of filling the queue without bound. (A ``submit`` from a done
     callback that this executor runs does not block, since that could stop the
-    queue for good.)
+    queue for good; nor does one from a thread of the library's own, such as a
+    rate limit or a retry passing work on from the shared scheduler, which would
+    hold up every other timer of the process.)
 
     Cancelling a queued future removes it from the queue at once (in O(1)) and
     returns ``True``; cancelling one passed on cancels the delegate's future. If
