@@ -24,7 +24,7 @@ SUCCEEDING = tuple(range(10))  # task 0 holds the one worker until released
 EXPECTED: dict[tuple[str, str], dict[str, float]] = {
     # thread_pool(1).with_poll(...).with_retry(max_attempts=2, sleep=0): 15 submits,
     # 10 succeed, 3 fail twice (a retry each), 2 are cancelled in the pool's queue.
-    ("thread_pool", ""): {
+    ("threadpool", ""): {
         "executors_created": 1,
         "executors_in_use": 0,
         "futures_created": 18,
@@ -71,7 +71,7 @@ EXPECTED: dict[tuple[str, str], dict[str, float]] = {
     },
     # thread_pool(1).with_throttle(1): one running, three queued, one of them
     # cancelled there.
-    ("thread_pool", "-throttle"): {
+    ("threadpool", "-throttle"): {
         "futures_created": 3,
         "futures_cancelled": 0,
     },
@@ -85,7 +85,7 @@ EXPECTED: dict[tuple[str, str], dict[str, float]] = {
     },
     # thread_pool(1).with_timeout(0.05): both timeouts fire; the running future
     # refuses the cancel, the queued one is cancelled.
-    ("thread_pool", "-timeout"): {
+    ("threadpool", "-timeout"): {
         "futures_created": 2,
         "futures_cancelled": 1,
     },

@@ -56,7 +56,7 @@ def prometheus(measure: str, kind: str, name: str) -> float:
     import prometheus_client
 
     value = prometheus_client.REGISTRY.get_sample_value(
-        PROMETHEUS_NAMES[measure], {"executor": kind, "name": name}
+        PROMETHEUS_NAMES[measure], {"type": kind, "executor": name}
     )
     return 0.0 if value is None else float(value)
 
@@ -126,7 +126,7 @@ _OTEL_WORKLOAD = """
                 for metric in scope.metrics:
                     for point in metric.data.data_points:
                         a = point.attributes
-                        key = f"{metric.name} {a['executor.kind']} {a['executor.name']}"
+                        key = f"{metric.name} {a['type']} {a['executor']}"
                         points[key] = getattr(point, "value", None)
                         if hasattr(point, "count"):
                             points[key] = [point.count, point.sum, metric.unit]
@@ -206,9 +206,9 @@ def _wrap(kind: str, name: str) -> Callable[[], Executor]:
         "rate_limit": lambda e: e.with_rate_limit(10),
         "cancel_on_shutdown": lambda e: e.with_cancel_on_shutdown(),
     }
-    if kind == "thread_pool":
+    if kind == "threadpool":
         return lambda: Executors.thread_pool(1, **base)
-    if kind == "process_pool":
+    if kind == "processpool":
         return lambda: Executors.process_pool(1, **base)
     if kind == "sync":
         return lambda: Executors.sync(**base)
@@ -232,8 +232,8 @@ def _done_future(value: object) -> Future[object]:
     "kind",
     [
         "sync",
-        "thread_pool",
-        "process_pool",
+        "threadpool",
+        "processpool",
         "poll",
         "retry",
         "timeout",
@@ -325,9 +325,9 @@ def test_the_default_registry_exposes_the_metrics_as_text() -> None:
 
     lines = generate_latest().decode().splitlines()
 
-    created = f'fluent_executors_futures_created_total{{executor="sync",name="{name}"}}'
+    created = f'fluent_executors_futures_created_total{{executor="{name}",type="sync"}}'
     bucket = "fluent_executors_future_duration_seconds_bucket"
-    all_durations = f'{bucket}{{executor="sync",le="+Inf",name="{name}"}}'
+    all_durations = f'{bucket}{{executor="{name}",le="+Inf",type="sync"}}'
     assert f"{created} 1.0" in lines
     assert f"{all_durations} 1.0" in lines
 

@@ -129,7 +129,7 @@ class _Tally:
     def __init__(self, kind: str, name: str) -> None:
         self.kind = kind
         self.name = name
-        self.attributes = {"executor.kind": kind, "executor.name": name}
+        self.attributes = {"type": kind, "executor": name}
         self.lock = threading.Lock()
         self.executors_created = 0
         self.executors_closed = 0
@@ -454,7 +454,7 @@ class _PrometheusCollector:
             HistogramMetricFamily,
         )
 
-        labels = ["executor", "name"]
+        labels = ["type", "executor"]  # as in more-executors
         snapshots = []
         for tally in tallies:
             with tally.lock:
@@ -664,8 +664,8 @@ def for_executor(executor: object, kind: str, name: str) -> ExecutorMetrics | No
     Args:
         executor: the executor; it is counted out of use when collected, unless
             :meth:`ExecutorMetrics.close` is called first.
-        kind: its kind, the ``executor`` label: ``poll``, ``thread_pool``, ...
-        name: its name, the ``name`` label.
+        kind: its kind, the ``type`` label: ``poll``, ``threadpool``, ...
+        name: its name, the ``executor`` label.
 
     Returns:
         ``None`` when metrics are disabled.

@@ -121,7 +121,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             if len(args) < 2 and "thread_name_prefix" not in kwargs:
                 kwargs["thread_name_prefix"] = f"fluent-executors-{name}"
             super().__init__(*args, **kwargs)
-            self._metrics = for_executor(self, "thread_pool", name)
+            self._metrics = for_executor(self, "threadpool", name)
 
 
 class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
@@ -152,4 +152,4 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
         check_name(name)
         self._name = name
         super().__init__(*args, **kwargs)
-        self._metrics = for_executor(self, "process_pool", name)
+        self._metrics = for_executor(self, "processpool", name)
