@@ -300,6 +300,10 @@ class TaskServer:
             threaded=True,
             request_handler=_RequestHandler if log_requests else _QuietRequestHandler,
         )
+        # werkzeug makes its request threads daemons, which socketserver then
+        # neither tracks nor joins: close() would return while the last ones still
+        # run. Tracked, they are joined by server_close().
+        self._server.daemon_threads = False
         self._thread: threading.Thread | None = None
 
     @property
