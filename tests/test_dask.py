@@ -508,3 +508,57 @@ def test_fan_out_example_counts_the_primes_on_a_cluster(
     assert outcome.primes == 2262  # the primes below 20,000
     assert outcome.workers == 2
     assert outcome.speed_up > 0
+
+
+def test_an_embedded_cluster_that_fails_to_start_is_started_again(monkeypatch, caplog):
+    distributed = pytest.importorskip("distributed")
+    real = distributed.LocalCluster
+    attempts = []
+
+    def flaky_cluster(**options):
+        attempts.append(options)
+        if len(attempts) < 3:
+            raise OSError("address already in use")
+        return real(**options)
+
+    monkeypatch.setattr(distributed, "LocalCluster", flaky_cluster)
+    executor = DaskExecutor(cluster_options={"processes": False, "n_workers": 1})
+    try:
+        assert executor.submit(pow, 2, 5).result(timeout=60) == 32
+    finally:
+        executor.shutdown()
+    assert len(attempts) == 3
+    assert [r.levelname for r in caplog.records if "attempt" in r.getMessage()] == [
+        "WARNING",
+        "WARNING",
+    ]
+
+
+def test_an_embedded_cluster_failing_three_times_raises_naming_the_cause(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    attempts = []
+
+    def broken_cluster(**options):
+        attempts.append(options)
+        raise OSError("address already in use")
+
+    monkeypatch.setattr(distributed, "LocalCluster", broken_cluster)
+    with pytest.raises(
+        RuntimeError, match="after 3 attempts: OSError: address already"
+    ):
+        DaskExecutor()
+    assert len(attempts) == 3
+
+
+def test_bad_cluster_options_are_not_retried(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    attempts = []
+
+    def picky_cluster(**options):
+        attempts.append(options)
+        raise TypeError("unexpected keyword 'n_wrokers'")
+
+    monkeypatch.setattr(distributed, "LocalCluster", picky_cluster)
+    with pytest.raises(TypeError, match="n_wrokers"):
+        DaskExecutor(cluster_options={"n_wrokers": 1})
+    assert len(attempts) == 1

@@ -18,6 +18,12 @@ if TYPE_CHECKING:
 
 __all__ = ["DaskExecutor"]
 
+CLUSTER_START_ATTEMPTS = 3
+"""How many times an embedded LocalCluster is started before giving up."""
+
+CLUSTER_START_TIMEOUT = 60.0
+"""Seconds an embedded LocalCluster's workers have to come up, at each attempt."""
+
 T = TypeVar("T")
 P = ParamSpec("P")
 
@@ -67,7 +73,9 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
 
     - neither ``address`` nor ``client``: the executor starts an embedded
       ``distributed.LocalCluster`` (worker processes, no dashboard), configured by
-      ``cluster_options``, and closes it in :meth:`shutdown`;
+      ``cluster_options``, waits for its workers, and closes it in
+      :meth:`shutdown`; a start that fails (a port taken, a worker that dies) is
+      tried again, three times in all, before the constructor raises;
     - ``address``: it connects to the scheduler there, and closes that connection
       (not the cluster) in :meth:`shutdown`;
     - ``client``: it uses that ``distributed.Client`` and never closes it.
@@ -124,6 +132,9 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
             ``name`` is not a ``str``.
         ValueError: ``address`` is empty; ``client`` is asynchronous or closed.
         OSError: the scheduler at ``address`` cannot be reached.
+        RuntimeError: the embedded ``LocalCluster`` could not be started, or its
+            workers did not come up within 60 s, three times in a row (the message
+            names the last cause; each failure is logged at ``WARNING``).
     """
 
     def __init__(
@@ -168,9 +179,44 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
                 "dashboard_address": ":0",
                 **options.get("scheduler_kwargs", {}),
             }
+        for attempt in range(1, CLUSTER_START_ATTEMPTS + 1):
+            try:
+                return self._start_cluster(dist, options)
+            except (TypeError, ValueError):  # bad cluster_options: no use retrying
+                raise
+            except Exception as error:  # a port taken, a worker that died starting
+                if attempt == CLUSTER_START_ATTEMPTS:
+                    raise RuntimeError(
+                        f"could not start an embedded Dask LocalCluster after "
+                        f"{attempt} attempts: {type(error).__name__}: {error}"
+                    ) from error
+                self._logger.warning(
+                    "DaskExecutor %r: starting the embedded LocalCluster failed "
+                    "(attempt %d of %d); trying again",
+                    self._name,
+                    attempt,
+                    CLUSTER_START_ATTEMPTS,
+                    exc_info=True,
+                )
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _start_cluster(
+        self, dist: Any, options: Mapping[str, Any]
+    ) -> distributed.Client:
+        """Start a LocalCluster and a client of it, and wait for its workers; on
+        failure, close whatever was started and raise."""
         self._cluster = dist.LocalCluster(**options)
         try:
-            client = dist.Client(self._cluster, set_as_default=False)
+            client: distributed.Client = dist.Client(
+                self._cluster, set_as_default=False
+            )
+            try:
+                workers = len(self._cluster.workers)
+                if workers:
+                    client.wait_for_workers(workers, timeout=CLUSTER_START_TIMEOUT)
+            except BaseException:
+                client.close()
+                raise
         except BaseException:
             self._close_cluster()
             raise
