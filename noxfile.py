@@ -135,6 +135,15 @@ def bench(session: nox.Session) -> None:
         session.error(f"targets missed by {', '.join(missed)}")
 
 
+@nox.session
+def compare(session: nox.Session) -> None:
+    """Run the same scenarios on more-executors 2.11.4 and on this library, side by
+    side, and print where they differ (tests/compare/more_executors_table.py; not
+    part of CI). Each difference left is explained in docs/migration.rst."""
+    session.install(".", "more-executors==2.11.4")
+    session.run("python", "tests/compare/more_executors_table.py")
+
+
 @nox.session(python=PYTHONS)
 def ray(session: nox.Session) -> None:
     """Test RayExecutor against a local Ray instance (tests/test_ray.py).
