@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -456,3 +457,11 @@ def test_in_the_scheduler_thread_exit_of_a_callback_is_contained(raised, caplog)
     assert ran == [1]
     assert any(r.exc_info and r.exc_info[0] is raised for r in caplog.records)
     assert not any("scheduled callback" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("timeout", [1e10, math.inf])
+def test_result_with_a_timeout_beyond_what_a_thread_can_wait_waits(timeout):
+    future: ProxyFuture[int] = ProxyFuture()
+    threading.Timer(0.01, future.set_result, (1,)).start()
+
+    assert future.result(timeout=timeout) == 1

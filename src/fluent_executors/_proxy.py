@@ -324,7 +324,13 @@ class ProxyFuture(Future[T]):
         raise self._cancelled_error()
 
     def _wait(self, timeout: float | None) -> None:
-        """Wait until the future is done; raise TimeoutError after ``timeout``."""
+        """Wait until the future is done; raise TimeoutError after ``timeout``.
+
+        A ``timeout`` beyond what a thread can wait (``math.inf`` among them) waits
+        as long as needed, where the standard Future raises ``OverflowError``.
+        """
+        if timeout is not None and timeout > threading.TIMEOUT_MAX:
+            timeout = None
         condition = self._condition
         with condition:
             if condition.wait_for(self.done, timeout):
