@@ -36,6 +36,7 @@ import argparse
 import itertools
 import json
 import random
+import socketserver
 import threading
 import time
 from collections import Counter
@@ -303,7 +304,8 @@ class TaskServer:
         # werkzeug makes its request threads daemons, which socketserver then
         # neither tracks nor joins: close() would return while the last ones still
         # run. Tracked, they are joined by server_close().
-        self._server.daemon_threads = False
+        if isinstance(self._server, socketserver.ThreadingMixIn):
+            self._server.daemon_threads = False
         self._thread: threading.Thread | None = None
 
     @property

@@ -1,3 +1,19 @@
+# The layers, each importing only from those below it (tests/test_layers.py):
+#
+#   __init__          the public namespace
+#   executors         the Executors facade: one-line calls to the classes
+#   bind, pools       BoundCallable; the thread and process pools
+#   poll retry timeout map throttle rate_limit cancel_on_shutdown asyncio sync
+#   dask ray futures  one module per wrapper (dask and ray on _remote), combinators
+#   _wrapper _queueing _remote      what the wrappers share: delegate, shutdown,
+#                                   checks; the queue of throttle and rate limit
+#   _fluent _metrics                FluentExecutor and its with_* methods; metrics
+#   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
+#                                   clock; the library's exceptions
+#
+# The one way up: a with_* method of _fluent imports the module of the wrapper it
+# builds when it is called (its return type is that subclass of FluentExecutor).
+
 """Composable :mod:`concurrent.futures` executors: poll remote tasks through one poll
 function, and wrap any executor in more behaviour, one ``with_*`` call at a time.
 

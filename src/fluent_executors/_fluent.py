@@ -81,6 +81,12 @@ class FluentExecutor(Executor, Generic[R]):
         """The executor's name (``str``), used in thread names and log messages."""
         return getattr(self, "_name", "default")
 
+    def _chain_name(self, name: str | None) -> str:
+        """The name of a wrapper built on this executor: ``name``, else this one's.
+        A chain method builds its wrapper class itself (a deferred import of its
+        module is the one way up the layers), never through the facade."""
+        return self.name if name is None else name
+
     def with_poll(
         self,
         poll_fn: PollFn,
@@ -97,10 +103,10 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``PollExecutor[R]``: its futures have this executor's result type.
         """
-        from .executors import Executors
+        from .poll import PollExecutor
 
-        return Executors.with_poll(
-            self, poll_fn, cancel_fn, default_interval, logger, name=name
+        return PollExecutor(
+            self, poll_fn, cancel_fn, default_interval, logger, self._chain_name(name)
         )
 
     def with_retry(
@@ -118,9 +124,11 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``RetryExecutor[R]``: its futures have this executor's result type.
         """
-        from .executors import Executors
+        from .retry import RetryExecutor
 
-        return Executors.with_retry(self, retry_policy, logger, name=name, **kwargs)
+        return RetryExecutor(
+            self, retry_policy, logger, self._chain_name(name), **kwargs
+        )
 
     def with_timeout(
         self,
@@ -136,9 +144,9 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``TimeoutExecutor[R]``: its futures have this executor's result type.
         """
-        from .executors import Executors
+        from .timeout import TimeoutExecutor
 
-        return Executors.with_timeout(self, timeout, logger, name=name)
+        return TimeoutExecutor(self, timeout, logger, self._chain_name(name))
 
     def with_asyncio(
         self,
@@ -155,9 +163,9 @@ class FluentExecutor(Executor, Generic[R]):
             An ``AsyncioExecutor[R]``: its ``asyncio.Future`` objects have this
             executor's result type.
         """
-        from .executors import Executors
+        from .asyncio import AsyncioExecutor
 
-        return Executors.with_asyncio(self, loop, logger, name)
+        return AsyncioExecutor(self, loop, logger, self._chain_name(name))
 
     def with_map(
         self,
@@ -175,9 +183,9 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``MapExecutor[U]``, for ``fn`` and ``error_fn`` returning ``U``.
         """
-        from .executors import Executors
+        from .map import MapExecutor
 
-        return Executors.with_map(self, fn, logger, name, error_fn=error_fn)
+        return MapExecutor(self, fn, logger, self._chain_name(name), error_fn=error_fn)
 
     def with_flat_map(
         self,
@@ -196,9 +204,11 @@ class FluentExecutor(Executor, Generic[R]):
             A ``FlatMapExecutor[U]``, for ``fn`` and ``error_fn`` returning a
             ``Future[U]``.
         """
-        from .executors import Executors
+        from .map import FlatMapExecutor
 
-        return Executors.with_flat_map(self, fn, logger, name, error_fn=error_fn)
+        return FlatMapExecutor(
+            self, fn, logger, self._chain_name(name), error_fn=error_fn
+        )
 
     def with_throttle(
         self,
@@ -215,9 +225,9 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``ThrottleExecutor[R]``: its futures have this executor's result type.
         """
-        from .executors import Executors
+        from .throttle import ThrottleExecutor
 
-        return Executors.with_throttle(self, count, logger, name, block)
+        return ThrottleExecutor(self, count, logger, self._chain_name(name), block)
 
     def with_rate_limit(
         self,
@@ -235,9 +245,11 @@ class FluentExecutor(Executor, Generic[R]):
             A ``RateLimitExecutor[R]``: its futures have this executor's result
             type.
         """
-        from .executors import Executors
+        from .rate_limit import RateLimitExecutor
 
-        return Executors.with_rate_limit(self, max_calls, period, logger, name=name)
+        return RateLimitExecutor(
+            self, max_calls, period, logger, self._chain_name(name)
+        )
 
     def with_cancel_on_shutdown(
         self, logger: logging.Logger | None = None, name: str | None = None
@@ -253,9 +265,9 @@ class FluentExecutor(Executor, Generic[R]):
             A ``CancelOnShutdownExecutor[R]``: its futures have this executor's
             result type.
         """
-        from .executors import Executors
+        from .cancel_on_shutdown import CancelOnShutdownExecutor
 
-        return Executors.with_cancel_on_shutdown(self, logger, name=name)
+        return CancelOnShutdownExecutor(self, logger, self._chain_name(name))
 
     @overload
     def bind(
@@ -276,9 +288,9 @@ class FluentExecutor(Executor, Generic[R]):
             ``T``; a ``BoundCallable[P, R]`` if this executor's result type ``R`` is
             not :class:`~fluent_executors.SameResult`.
         """
-        from .executors import Executors
+        from .bind import BoundCallable
 
-        return Executors.bind(self, fn)
+        return BoundCallable(self, fn)
 
     @overload
     def flat_bind(
@@ -301,6 +313,6 @@ class FluentExecutor(Executor, Generic[R]):
             ``Future[T]``; if this executor's result type is not
             :class:`~fluent_executors.SameResult`, it must be a ``Future[T]``.
         """
-        from .executors import Executors
+        from .bind import flat_bound
 
-        return Executors.flat_bind(self, fn)
+        return flat_bound(self, fn)

@@ -79,6 +79,15 @@ def check_logger(logger: object) -> None:
         )
 
 
+def name_of(executor: Executor, name: str | None = None) -> str:
+    """``name`` if given, else the ``name`` of ``executor`` if it has a string one,
+    else ``"default"``: the name of a wrapper built around ``executor``."""
+    if name is not None:
+        return name
+    name = getattr(executor, "name", "default")
+    return name if isinstance(name, str) else "default"
+
+
 def check_non_negative(argument: str, value: object, *, finite: bool = False) -> float:
     """Return ``value`` as a float, or raise naming ``argument`` if it is not a
     number >= 0 (a number of seconds, an exponent).

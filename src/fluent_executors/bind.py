@@ -6,18 +6,20 @@ import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from typing_extensions import ParamSpec
 
-from ._wrapper import check_callable, check_delegate
+from ._wrapper import check_callable, check_delegate, name_of
+from .cancel_on_shutdown import CancelOnShutdownExecutor
+from .map import FlatMapExecutor, MapExecutor
+from .poll import CancelFn, PollExecutor, PollFn
+from .rate_limit import RateLimitExecutor
+from .retry import RetryExecutor, RetryPolicy
+from .throttle import ThrottleCount, ThrottleExecutor
+from .timeout import TimeoutExecutor
 
-if TYPE_CHECKING:
-    from .poll import CancelFn, PollFn
-    from .retry import RetryPolicy
-    from .throttle import ThrottleCount
-
-__all__ = ["BoundCallable"]
+__all__ = ["BoundCallable", "flat_bound"]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -61,6 +63,10 @@ class BoundCallable(Generic[P, T]):
         (:class:`~concurrent.futures.Executor`); shut it down when done."""
         return self._executor
 
+    def _name(self, name: str | None) -> str:
+        """The name of a wrapper around the bound executor."""
+        return name_of(self._executor, name)
+
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         """Submit the bound function with these arguments to the bound executor.
 
@@ -89,10 +95,8 @@ class BoundCallable(Generic[P, T]):
         """Transform the results: see
         :meth:`Executors.with_map <fluent_executors.Executors.with_map>`.
         """
-        from .executors import Executors
-
-        wrapped = Executors.with_map(
-            self._executor, fn, logger, name, error_fn=error_fn
+        wrapped = MapExecutor(
+            self._executor, fn, logger, self._name(name), error_fn=error_fn
         )
         return BoundCallable(wrapped, self._fn)
 
@@ -107,10 +111,8 @@ class BoundCallable(Generic[P, T]):
         """Chain a second asynchronous step: see
         :meth:`Executors.with_flat_map <fluent_executors.Executors.with_flat_map>`.
         """
-        from .executors import Executors
-
-        wrapped = Executors.with_flat_map(
-            self._executor, fn, logger, name, error_fn=error_fn
+        wrapped = FlatMapExecutor(
+            self._executor, fn, logger, self._name(name), error_fn=error_fn
         )
         return BoundCallable(wrapped, self._fn)
 
@@ -124,9 +126,9 @@ class BoundCallable(Generic[P, T]):
         """Limit the calls under way at once: see
         :meth:`Executors.with_throttle <fluent_executors.Executors.with_throttle>`.
         """
-        from .executors import Executors
-
-        wrapped = Executors.with_throttle(self._executor, count, logger, name, block)
+        wrapped = ThrottleExecutor(
+            self._executor, count, logger, self._name(name), block
+        )
         return BoundCallable(wrapped, self._fn)
 
     def with_rate_limit(
@@ -139,10 +141,8 @@ class BoundCallable(Generic[P, T]):
         """Limit the calls per period: see
         :meth:`Executors.with_rate_limit <fluent_executors.Executors.with_rate_limit>`.
         """
-        from .executors import Executors
-
-        wrapped = Executors.with_rate_limit(
-            self._executor, max_calls, period, logger, name=name
+        wrapped = RateLimitExecutor(
+            self._executor, max_calls, period, logger, self._name(name)
         )
         return BoundCallable(wrapped, self._fn)
 
@@ -153,9 +153,7 @@ class BoundCallable(Generic[P, T]):
         :meth:`Executors.with_cancel_on_shutdown
         <fluent_executors.Executors.with_cancel_on_shutdown>`.
         """
-        from .executors import Executors
-
-        wrapped = Executors.with_cancel_on_shutdown(self._executor, logger, name=name)
+        wrapped = CancelOnShutdownExecutor(self._executor, logger, self._name(name))
         return BoundCallable(wrapped, self._fn)
 
     def with_poll(
@@ -169,10 +167,13 @@ class BoundCallable(Generic[P, T]):
         """Resolve the futures through a poll function: see
         :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
         """
-        from .executors import Executors
-
-        wrapped = Executors.with_poll(
-            self._executor, poll_fn, cancel_fn, default_interval, logger, name=name
+        wrapped = PollExecutor(
+            self._executor,
+            poll_fn,
+            cancel_fn,
+            default_interval,
+            logger,
+            self._name(name),
         )
         return BoundCallable(wrapped, self._fn)
 
@@ -186,10 +187,8 @@ class BoundCallable(Generic[P, T]):
         """Retry failed calls: see
         :meth:`Executors.with_retry <fluent_executors.Executors.with_retry>`.
         """
-        from .executors import Executors
-
-        wrapped = Executors.with_retry(
-            self._executor, retry_policy, logger, name=name, **kwargs
+        wrapped = RetryExecutor(
+            self._executor, retry_policy, logger, self._name(name), **kwargs
         )
         return BoundCallable(wrapped, self._fn)
 
@@ -202,7 +201,15 @@ class BoundCallable(Generic[P, T]):
         """Cancel calls not done in time: see
         :meth:`Executors.with_timeout <fluent_executors.Executors.with_timeout>`.
         """
-        from .executors import Executors
-
-        wrapped = Executors.with_timeout(self._executor, timeout, logger, name=name)
+        wrapped = TimeoutExecutor(self._executor, timeout, logger, self._name(name))
         return BoundCallable(wrapped, self._fn)
+
+
+def flat_bound(executor: Executor, fn: Callable[P, Any]) -> BoundCallable[P, Any]:
+    """What ``flat_bind`` returns: ``fn`` bound to ``executor``, its calls' futures
+    taking on the outcome of the future that ``fn`` returns."""
+    return BoundCallable(executor, fn).with_flat_map(_same_future)
+
+
+def _same_future(future: Future[T]) -> Future[T]:
+    return future

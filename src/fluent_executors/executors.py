@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from typing_extensions import ParamSpec
 
 from ._fluent import FluentExecutor, SameResult
+from ._wrapper import name_of
 from .asyncio import AsyncioExecutor
-from .bind import BoundCallable
+from .bind import BoundCallable, flat_bound
 from .cancel_on_shutdown import CancelOnShutdownExecutor
 from .dask import DaskExecutor
 from .map import FlatMapExecutor, MapExecutor
@@ -250,7 +251,7 @@ class Executors:
             cancel_fn,
             default_interval,
             logger,
-            name=_name_of(executor, name),
+            name=name_of(executor, name),
         )
 
     @overload
@@ -312,7 +313,7 @@ class Executors:
             ValueError: a policy argument is out of range.
         """
         return RetryExecutor(
-            executor, retry_policy, logger, name=_name_of(executor, name), **kwargs
+            executor, retry_policy, logger, name=name_of(executor, name), **kwargs
         )
 
     @overload
@@ -364,7 +365,7 @@ class Executors:
                 real number; ``name`` is not a ``str``.
             ValueError: ``timeout`` is negative or NaN.
         """
-        return TimeoutExecutor(executor, timeout, logger, name=_name_of(executor, name))
+        return TimeoutExecutor(executor, timeout, logger, name=name_of(executor, name))
 
     @overload
     @staticmethod
@@ -414,7 +415,7 @@ class Executors:
             TypeError: ``executor`` has no ``submit`` method; ``loop`` is neither an
                 event loop nor ``None``; ``name`` is not a ``str``.
         """
-        return AsyncioExecutor(executor, loop, logger, _name_of(executor, name))
+        return AsyncioExecutor(executor, loop, logger, name_of(executor, name))
 
     @staticmethod
     def with_map(
@@ -447,7 +448,7 @@ class Executors:
                 ``error_fn`` is not callable; ``name`` is not a ``str``.
         """
         return MapExecutor(
-            executor, fn, logger, _name_of(executor, name), error_fn=error_fn
+            executor, fn, logger, name_of(executor, name), error_fn=error_fn
         )
 
     @staticmethod
@@ -481,7 +482,7 @@ class Executors:
                 ``error_fn`` is not callable; ``name`` is not a ``str``.
         """
         return FlatMapExecutor(
-            executor, fn, logger, _name_of(executor, name), error_fn=error_fn
+            executor, fn, logger, name_of(executor, name), error_fn=error_fn
         )
 
     @overload
@@ -541,7 +542,7 @@ class Executors:
             Exception: what a ``count`` callable raises when first called here.
         """
         return ThrottleExecutor(
-            executor, count, logger, _name_of(executor, name), block=block
+            executor, count, logger, name_of(executor, name), block=block
         )
 
     @overload
@@ -601,7 +602,7 @@ class Executors:
                 and finite.
         """
         return RateLimitExecutor(
-            executor, max_calls, period, logger, _name_of(executor, name)
+            executor, max_calls, period, logger, name_of(executor, name)
         )
 
     @overload
@@ -647,7 +648,7 @@ class Executors:
             TypeError: ``executor`` has no ``submit`` method; ``name`` is not a
                 ``str``.
         """
-        return CancelOnShutdownExecutor(executor, logger, _name_of(executor, name))
+        return CancelOnShutdownExecutor(executor, logger, name_of(executor, name))
 
     @overload
     @staticmethod
@@ -733,17 +734,4 @@ class Executors:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` is not
                 callable.
         """
-        return Executors.bind(executor, fn).with_flat_map(_same_future)
-
-
-def _name_of(executor: Executor, name: str | None = None) -> str:
-    """``name`` if given, else the ``name`` of ``executor`` if it has a string one,
-    else ``"default"``."""
-    if name is not None:
-        return name
-    name = getattr(executor, "name", "default")
-    return name if isinstance(name, str) else "default"
-
-
-def _same_future(future: Future[T]) -> Future[T]:
-    return future
+        return flat_bound(executor, fn)
