@@ -94,6 +94,9 @@ class FluentExecutor(Executor, Generic[R]):
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
         name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
     ) -> PollExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.PollExecutor`.
 
@@ -106,7 +109,14 @@ class FluentExecutor(Executor, Generic[R]):
         from .poll import PollExecutor
 
         return PollExecutor(
-            self, poll_fn, cancel_fn, default_interval, logger, self._chain_name(name)
+            self,
+            poll_fn,
+            cancel_fn,
+            default_interval,
+            logger,
+            self._chain_name(name),
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
         )
 
     def with_retry(

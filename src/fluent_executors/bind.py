@@ -163,6 +163,9 @@ class BoundCallable(Generic[P, T]):
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
         name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
     ) -> BoundCallable[P, T]:
         """Resolve the futures through a poll function: see
         :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
@@ -174,6 +177,8 @@ class BoundCallable(Generic[P, T]):
             default_interval,
             logger,
             self._name(name),
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
         )
         return BoundCallable(wrapped, self._fn)
 

@@ -196,6 +196,9 @@ class Executors:
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
         name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
     ) -> PollExecutor[R]: ...
 
     @overload
@@ -207,6 +210,9 @@ class Executors:
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
         name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
     ) -> PollExecutor[SameResult]: ...
 
     @staticmethod
@@ -217,6 +223,9 @@ class Executors:
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
         name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
     ) -> PollExecutor[R] | PollExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.PollExecutor`.
 
@@ -251,7 +260,9 @@ class Executors:
             cancel_fn,
             default_interval,
             logger,
-            name=name_of(executor, name),
+            name_of(executor, name),
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
         )
 
     @overload

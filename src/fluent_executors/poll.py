@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
-import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Executor, Future
@@ -14,9 +12,10 @@ from typing import Any, Generic, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
-from ._metrics import ExecutorMetrics
-from ._proxy import ProxyFuture, mark_library_thread, must_reraise, outcome
+from ._poll_thread import _Poller
+from ._proxy import ProxyFuture, outcome
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
+from .retry import RetryPolicy
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 
@@ -48,11 +47,21 @@ class PollDescriptor(Generic[T]):
         executor future's result.
     """
 
-    __slots__ = ("_future", "_result")
+    __slots__ = (
+        "_future",
+        "_last_polled",
+        "_not_before",
+        "_polls",
+        "_result",
+        "_since",
+    )
 
     def __init__(self, future: _PollFuture[T], result: T) -> None:
         self._future = future
         self._result = result
+        self._polls = 0  # calls of the poll function it was passed to
+        self._not_before = -math.inf  # deferred until then (_clock.monotonic())
+        self._since = self._last_polled = 0.0  # set when polling starts
 
     @property
     def result(self) -> T:
@@ -98,6 +107,47 @@ class PollDescriptor(Generic[T]):
                 f"got {type(exception).__name__}"
             )
         self._future._try_set_exception(exception, traceback)
+
+    def defer(self, delay: float) -> None:
+        """Do not pass this descriptor to the poll function again before ``delay``
+        seconds have passed: a service's ``Retry-After`` for this one task.
+
+        The other descriptors are polled as usual; :meth:`PollExecutor.notify`
+        does not override a defer. The poll function is never called with nothing
+        due: the next poll comes at the earlier of the delay it returned and the
+        first deferred descriptor's time. A later call replaces an earlier one.
+
+        Args:
+            delay: seconds, a real number >= 0 (``math.inf``: not again, until
+                the future is resolved or cancelled by other means).
+
+        Raises:
+            TypeError: ``delay`` is not a real number.
+            ValueError: ``delay`` is negative or NaN.
+
+        .. versionadded:: 0.2.0
+        """
+        seconds = check_non_negative("delay", delay)
+        self._not_before = _clock.monotonic() + seconds
+        self._future._poller.any_deferred = True
+
+    @property
+    def age(self) -> float:
+        """Seconds since the future entered polling (``float``): since the
+        delegate's future succeeded, or since :meth:`PollExecutor.attach`.
+
+        .. versionadded:: 0.2.0
+        """
+        return _clock.monotonic() - self._since
+
+    @property
+    def polls(self) -> int:
+        """How many calls of the poll function this descriptor has been passed to,
+        the current one included (``int``).
+
+        .. versionadded:: 0.2.0
+        """
+        return self._polls
 
     def __repr__(self) -> str:
         return f"<PollDescriptor result={self._result!r} future={self._future!r}>"
@@ -145,222 +195,6 @@ class _PollFuture(ProxyFuture[T]):
         # so it is not running in the sense of Future.running().
         delegate = self._upstream
         return delegate is not None and delegate.running()
-
-
-class _Poller:
-    """The bookkeeping and the poll thread of one PollExecutor.
-
-    It holds no reference to the executor, so that an executor nobody references can
-    be collected; the thread then ends once no future is outstanding.
-    """
-
-    def __init__(
-        self,
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None,
-        default_interval: float,
-        logger: logging.Logger,
-        name: str,
-        metrics: ExecutorMetrics | None = None,
-    ) -> None:
-        self._poll_fn = poll_fn
-        self._cancel_fn = cancel_fn
-        self._default_interval = default_interval
-        self._logger = logger
-        self._name = name
-        self._metrics = metrics
-        self._cond = threading.Condition(threading.Lock())
-        # Dicts as insertion-ordered sets: O(1) add and remove, ordered snapshots.
-        self._outstanding: dict[Future[Any], None] = {}  # submitted, not done
-        self._polled: dict[PollDescriptor[Any], None] = {}  # delegate done, not done
-        # A dict does not shrink as entries are removed, and copying it costs its
-        # largest size: it is rebuilt once most of the entries added are gone, so
-        # that a poll stays O(futures passed to it).
-        self._polled_added = 0
-        self._wake = False  # poll at once: notify(), or a future arrived while idle
-        self._deadline: float | None = None  # monotonic time of next poll; None: none
-        self._closing = False  # shutdown, or the executor was collected
-        self._cancel_all = False  # shutdown(cancel_futures=True) was called
-        self._thread: threading.Thread | None = None
-        self._warned_bad_delay = False
-
-    # -- called from submitting threads and the delegate's threads --------------------
-
-    def add(self, future: _PollFuture[Any]) -> None:
-        """Count ``future`` as outstanding; start the poll thread at the first one.
-
-        Raises:
-            RuntimeError: the executor has been shut down.
-        """
-        with self._cond:
-            if self._closing:
-                raise RuntimeError("cannot schedule new futures after shutdown")
-            self._outstanding[future] = None
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run,
-                    name=f"fluent-executors-poll-{self._name}",
-                    daemon=True,
-                )
-                self._thread.start()
-
-    def forget(self, future: Future[Any]) -> None:
-        """Drop a done future from the bookkeeping (each future's ``_on_resolved``)."""
-        with self._cond:
-            self._outstanding.pop(future, None)
-            if isinstance(future, _PollFuture) and future._descriptor is not None:
-                self._polled.pop(future._descriptor, None)
-                future._descriptor = None  # it refers to the future: no cycle
-            if self._closing and not self._outstanding:
-                self._cond.notify()
-
-    def start_polling(self, descriptor: PollDescriptor[Any]) -> None:
-        """Add the future of ``descriptor`` to those being polled."""
-        future = descriptor._future
-        with self._cond:
-            if future.done():
-                return
-            future._descriptor = descriptor
-            idle = not self._polled
-            self._polled[descriptor] = None
-            self._polled_added += 1
-            if idle or self._deadline is None:
-                self._wake = True
-                self._cond.notify()
-            cancel_now = self._cancel_all
-        if cancel_now:  # it was running on the delegate when shutdown cancelled
-            future.cancel()
-
-    def notify(self) -> None:
-        """Make the poll thread poll as soon as possible."""
-        with self._cond:
-            self._wake = True
-            self._cond.notify()
-
-    def close(self) -> None:
-        """Refuse new futures and poll once more at once (the poll function may
-        have asked to wait for this); the thread ends once none is outstanding."""
-        with self._cond:
-            self._closing = True
-            self._wake = True
-            self._cond.notify()
-
-    def cancel_all(self) -> None:
-        """Cancel every outstanding future, now and as each one enters polling.
-
-        Without a cancel function, a future being polled is cancelled locally:
-        there is no remote work to cancel.
-        """
-        with self._cond:
-            self._cancel_all = True
-            futures = list(self._outstanding)
-        for future in futures:
-            future.cancel()
-
-    def outstanding(self) -> list[Future[Any]]:
-        """A snapshot of the futures not yet done."""
-        with self._cond:
-            return list(self._outstanding)
-
-    def join(self) -> None:
-        """Wait for the poll thread to end, unless called from it."""
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-
-    def run_cancel_fn(self, result: object) -> bool:
-        """Ask the cancel function to cancel the remote work behind ``result``;
-        without one there is nothing remote to cancel, and the future is cancelled."""
-        if self._cancel_fn is None:
-            return True
-        try:
-            return bool(self._cancel_fn(result))
-        except BaseException as error:
-            self._logger.exception(
-                "cancel function of poll executor %r raised; the future is not "
-                "cancelled",
-                self._name,
-            )
-            if must_reraise(error):  # Ctrl-C in a user's thread
-                raise
-            return False
-
-    # -- the poll thread ------------------------------------------------------------
-
-    def _run(self) -> None:
-        mark_library_thread()
-        while True:
-            with self._cond:
-                while not self._due():
-                    if self._closing and not self._outstanding:
-                        return
-                    _clock.wait(self._cond, self._wait_timeout())
-                self._wake = False
-                batch = list(self._polled)
-                if self._polled_added > 2 * len(batch) + 64:
-                    self._polled = dict.fromkeys(batch)
-                    self._polled_added = len(batch)
-            delay = self._poll(batch)
-            del batch  # not kept alive while the thread waits
-            with self._cond:
-                self._deadline = (
-                    _clock.monotonic() + delay if delay < math.inf else None
-                )
-
-    def _due(self) -> bool:
-        if not self._polled:
-            return False
-        if self._wake:
-            return True
-        return self._deadline is not None and _clock.monotonic() >= self._deadline
-
-    def _wait_timeout(self) -> float | None:
-        if not self._polled or self._deadline is None:
-            return None
-        return max(self._deadline - _clock.monotonic(), 0.0)
-
-    def _poll(self, batch: list[PollDescriptor[Any]]) -> float:
-        """Call the poll function once; return the delay until the next poll."""
-        metrics = self._metrics
-        start = time.perf_counter() if metrics is not None else 0.0
-        try:
-            returned = self._poll_fn(batch)
-        except BaseException as error:
-            if metrics is not None:
-                metrics.poll(time.perf_counter() - start, True)
-            self._logger.warning(
-                "poll function of poll executor %r raised; failing the %d futures "
-                "it was given",
-                self._name,
-                len(batch),
-                exc_info=True,
-            )
-            for descriptor in batch:
-                descriptor._future._try_set_exception(error)
-            return self._default_interval
-        if metrics is not None:
-            metrics.poll(time.perf_counter() - start, False)
-        return self._delay(returned)
-
-    def _delay(self, returned: object) -> float:
-        if returned is None:
-            return self._default_interval
-        if (
-            isinstance(returned, (int, float))
-            and not isinstance(returned, bool)
-            and not math.isnan(returned)
-        ):
-            return max(float(returned), 0.0)
-        if not self._warned_bad_delay:
-            self._warned_bad_delay = True
-            self._logger.warning(
-                "poll function of poll executor %r returned %r, which is not a "
-                "number of seconds; polling every %s s instead (warned once)",
-                self._name,
-                returned,
-                self._default_interval,
-            )
-        return self._default_interval
 
 
 class PollExecutor(WrapperExecutor[R]):
@@ -443,6 +277,9 @@ class PollExecutor(WrapperExecutor[R]):
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
         name: str = "default",
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
     ) -> None: ...
 
     @overload
@@ -454,6 +291,9 @@ class PollExecutor(WrapperExecutor[R]):
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
         name: str = "default",
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
     ) -> None: ...
 
     def __init__(
@@ -464,15 +304,39 @@ class PollExecutor(WrapperExecutor[R]):
         default_interval: float = 5.0,
         logger: logging.Logger | None = None,
         name: str = "default",
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
         check_callable("poll_fn", poll_fn)
         if cancel_fn is not None:
             check_callable("cancel_fn", cancel_fn)
         interval = check_non_negative("default_interval", default_interval)
+        if poll_retry_policy is not None and not isinstance(
+            poll_retry_policy, RetryPolicy
+        ):
+            raise TypeError(
+                "poll_retry_policy must be a RetryPolicy, "
+                f"got {type(poll_retry_policy).__name__}"
+            )
+        if max_batch is not None:
+            if not isinstance(max_batch, int) or isinstance(max_batch, bool):
+                raise TypeError(
+                    f"max_batch must be an int, got {type(max_batch).__name__}"
+                )
+            if max_batch < 1:
+                raise ValueError(f"max_batch must be at least 1, got {max_batch}")
         self._open_metrics("poll")
         self._poller = _Poller(
-            poll_fn, cancel_fn, interval, self._logger, name, self._metrics
+            poll_fn,
+            cancel_fn,
+            interval,
+            self._logger,
+            name,
+            self._metrics,
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
         )
         weakref.finalize(self, self._poller.close).atexit = False
 
@@ -489,6 +353,44 @@ class PollExecutor(WrapperExecutor[R]):
         future._follow(delegate_future)
         if self._metrics is not None:
             self._metrics.track(future)
+        return future
+
+    def attach(self, result: T) -> ProxyFuture[T]:
+        """Return a future polled as if the delegate had returned ``result``:
+        nothing is submitted to the delegate.
+
+        With it a process that stored the identifiers of its remote tasks picks
+        them up again after a restart (see the poll page's "Re-attaching after a
+        restart"). The future is polled, cancelled through the cancel function and
+        counted in the metrics as a submitted one. Attaching a ``result`` that is
+        already being polled gives a second future of the same task: both are
+        passed to the poll function, each with a descriptor of its own, and each
+        resolves as the poll function says. It lives on this class only: a retry
+        around it would have no callable to run again; give an attached future a
+        deadline with :func:`~fluent_executors.f_timeout`, or map its result with
+        :func:`~fluent_executors.f_map`.
+
+        Args:
+            result: what the delegate's future would have held (type ``T``),
+                typically the identifier of a remote task.
+
+        Returns:
+            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`).
+
+        Raises:
+            RuntimeError: the executor has been shut down.
+
+        .. versionadded:: 0.2.0
+        """
+        self._check_open()
+        future: _PollFuture[T] = _PollFuture(self._poller)
+        done: Future[T] = Future()
+        done.set_result(result)
+        future._upstream = done  # what cancel() reads, as for a submitted future
+        self._poller.add(future)
+        if self._metrics is not None:
+            self._metrics.track(future)
+        self._poller.start_polling(PollDescriptor(future, result))
         return future
 
     def notify(self) -> None:

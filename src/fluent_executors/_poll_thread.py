@@ -1,0 +1,345 @@
+"""The poll thread of a PollExecutor and its bookkeeping: which futures are
+outstanding and being polled, when the next poll is due, and one poll round.
+
+Contract: one ``_Poller`` per executor; its thread, started at the first future,
+is the only caller of the poll function, never concurrently. A round takes the
+descriptors that are due (all of them, but those deferred with
+``PollDescriptor.defer`` until later), passes them to the poll function in batches
+of at most ``max_batch`` (those longest since their last poll first), and waits for
+the earliest of the delays returned and the first deferred descriptor's time. With
+a ``poll_retry_policy``, an error of the poll function leaves the futures of that
+call pending while the policy allows. User code (the poll and cancel functions, the
+policy) runs outside the lock; the lock guards the bookkeeping only.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from . import _clock
+from ._metrics import ExecutorMetrics
+from ._proxy import mark_library_thread, must_reraise
+
+if TYPE_CHECKING:
+    from .poll import CancelFn, PollDescriptor, PollFn, _PollFuture
+    from .retry import RetryPolicy
+
+
+class _Poller:
+    """The bookkeeping and the poll thread of one PollExecutor.
+
+    It holds no reference to the executor, so that an executor nobody references can
+    be collected; the thread then ends once no future is outstanding.
+    """
+
+    def __init__(
+        self,
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None,
+        default_interval: float,
+        logger: logging.Logger,
+        name: str,
+        metrics: ExecutorMetrics | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
+    ) -> None:
+        self._poll_fn = poll_fn
+        self._poll_retry_policy = poll_retry_policy
+        self._max_batch = max_batch
+        self._poll_failures = 0  # consecutive failed calls of the poll function
+        self.any_deferred = False  # a descriptor was deferred: rounds filter
+        self._cancel_fn = cancel_fn
+        self._default_interval = default_interval
+        self._logger = logger
+        self._name = name
+        self._metrics = metrics
+        self._cond = threading.Condition(threading.Lock())
+        # Dicts as insertion-ordered sets: O(1) add and remove, ordered snapshots.
+        self._outstanding: dict[Future[Any], None] = {}  # submitted, not done
+        self._polled: dict[PollDescriptor[Any], None] = {}  # delegate done, not done
+        # A dict does not shrink as entries are removed, and copying it costs its
+        # largest size: it is rebuilt once most of the entries added are gone, so
+        # that a poll stays O(futures passed to it).
+        self._polled_added = 0
+        self._wake = False  # poll at once: notify(), or a future arrived while idle
+        self._deadline: float | None = None  # monotonic time of next poll; None: none
+        self._closing = False  # shutdown, or the executor was collected
+        self._cancel_all = False  # shutdown(cancel_futures=True) was called
+        self._thread: threading.Thread | None = None
+        self._warned_bad_delay = False
+
+    # -- called from submitting threads and the delegate's threads --------------------
+
+    def add(self, future: _PollFuture[Any]) -> None:
+        """Count ``future`` as outstanding; start the poll thread at the first one.
+
+        Raises:
+            RuntimeError: the executor has been shut down.
+        """
+        with self._cond:
+            if self._closing:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._outstanding[future] = None
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run,
+                    name=f"fluent-executors-poll-{self._name}",
+                    daemon=True,
+                )
+                self._thread.start()
+
+    def forget(self, future: Future[Any]) -> None:
+        """Drop a done future from the bookkeeping (each future's ``_on_resolved``)."""
+        with self._cond:
+            self._outstanding.pop(future, None)
+            descriptor = getattr(future, "_descriptor", None)
+            if descriptor is not None:
+                self._polled.pop(descriptor, None)
+                future._descriptor = None  # type: ignore[attr-defined]  # no cycle
+            if self._closing and not self._outstanding:
+                self._cond.notify()
+
+    def start_polling(self, descriptor: PollDescriptor[Any]) -> None:
+        """Add the future of ``descriptor`` to those being polled."""
+        future = descriptor._future
+        descriptor._since = descriptor._last_polled = _clock.monotonic()
+        with self._cond:
+            if future.done():
+                return
+            future._descriptor = descriptor
+            idle = not self._polled
+            self._polled[descriptor] = None
+            self._polled_added += 1
+            if idle or self._deadline is None:
+                self._wake = True
+                self._cond.notify()
+            cancel_now = self._cancel_all
+        if cancel_now:  # it was running on the delegate when shutdown cancelled
+            future.cancel()
+
+    def notify(self) -> None:
+        """Make the poll thread poll as soon as possible."""
+        with self._cond:
+            self._wake = True
+            self._cond.notify()
+
+    def close(self) -> None:
+        """Refuse new futures and poll once more at once (the poll function may
+        have asked to wait for this); the thread ends once none is outstanding."""
+        with self._cond:
+            self._closing = True
+            self._wake = True
+            self._cond.notify()
+
+    def cancel_all(self) -> None:
+        """Cancel every outstanding future, now and as each one enters polling.
+
+        Without a cancel function, a future being polled is cancelled locally:
+        there is no remote work to cancel.
+        """
+        with self._cond:
+            self._cancel_all = True
+            futures = list(self._outstanding)
+        for future in futures:
+            future.cancel()
+
+    def outstanding(self) -> list[Future[Any]]:
+        """A snapshot of the futures not yet done."""
+        with self._cond:
+            return list(self._outstanding)
+
+    def join(self) -> None:
+        """Wait for the poll thread to end, unless called from it."""
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def run_cancel_fn(self, result: object) -> bool:
+        """Ask the cancel function to cancel the remote work behind ``result``;
+        without one there is nothing remote to cancel, and the future is cancelled."""
+        if self._cancel_fn is None:
+            return True
+        try:
+            return bool(self._cancel_fn(result))
+        except BaseException as error:
+            self._logger.exception(
+                "cancel function of poll executor %r raised; the future is not "
+                "cancelled",
+                self._name,
+            )
+            if must_reraise(error):  # Ctrl-C in a user's thread
+                raise
+            return False
+
+    # -- the poll thread ------------------------------------------------------------
+
+    def _run(self) -> None:
+        mark_library_thread()
+        while True:
+            with self._cond:
+                while not self._due():
+                    if self._closing and not self._outstanding:
+                        return
+                    _clock.wait(self._cond, self._wait_timeout())
+                self._wake = False
+                batch = list(self._polled)
+                if self._polled_added > 2 * len(batch) + 64:
+                    self._polled = dict.fromkeys(batch)
+                    self._polled_added = len(batch)
+            delay = self._round(batch)
+            del batch  # not kept alive while the thread waits
+            with self._cond:
+                self._deadline = (
+                    _clock.monotonic() + delay if delay < math.inf else None
+                )
+
+    def _round(self, batch: list[PollDescriptor[Any]]) -> float:
+        """Poll the descriptors of ``batch`` that are due; return the delay until
+        the next round."""
+        if not self.any_deferred and self._max_batch is None:
+            for descriptor in batch:  # the plain path: every one, in one call
+                descriptor._polls += 1
+            delay = self._poll(batch)
+            if self.any_deferred:  # the poll function deferred some
+                delay = min(delay, self._next_deferred(_clock.monotonic()))
+            return delay
+        now = _clock.monotonic()
+        due = [d for d in batch if d._not_before <= now]
+        delays = [self._next_deferred(now)]
+        if self._max_batch is not None:
+            due.sort(key=_since_last_poll)
+        size = self._max_batch or len(due) or 1
+        for start in range(0, len(due), size):
+            chunk = [d for d in due[start : start + size] if not d._future.done()]
+            if not chunk:
+                continue
+            polled_at = _clock.monotonic()
+            for descriptor in chunk:
+                descriptor._polls += 1
+                descriptor._last_polled = polled_at
+            delays.append(self._poll(chunk))
+        if due:  # the poll function may have deferred some
+            delays.append(self._next_deferred(_clock.monotonic()))
+        return min(delays)
+
+    def _next_deferred(self, now: float) -> float:
+        """Seconds until the first deferred descriptor is due (``inf``: none)."""
+        with self._cond:
+            polled = list(self._polled)
+        later = [d._not_before for d in polled if d._not_before > now]
+        return min(later) - now if later else math.inf
+
+    def _due(self) -> bool:
+        if not self._polled:
+            return False
+        if self._wake:
+            return True
+        return self._deadline is not None and _clock.monotonic() >= self._deadline
+
+    def _wait_timeout(self) -> float | None:
+        if not self._polled or self._deadline is None:
+            return None
+        return max(self._deadline - _clock.monotonic(), 0.0)
+
+    def _poll(self, batch: list[PollDescriptor[Any]]) -> float:
+        """Call the poll function once; return the delay until the next poll."""
+        metrics = self._metrics
+        start = time.perf_counter() if metrics is not None else 0.0
+        try:
+            returned = self._poll_fn(batch)
+        except BaseException as error:
+            if metrics is not None:
+                metrics.poll(time.perf_counter() - start, True)
+            return self._poll_failed(batch, error)
+        self._poll_failures = 0
+        if metrics is not None:
+            metrics.poll(time.perf_counter() - start, False)
+        return self._delay(returned)
+
+    def _poll_failed(
+        self, batch: list[PollDescriptor[Any]], error: BaseException
+    ) -> float:
+        """After the poll function raised ``error``: leave the futures of ``batch``
+        pending if the poll retry policy says so, else fail them; return the delay
+        until the next poll."""
+        self._poll_failures += 1
+        retry_in = self._retry_delay(error)
+        if retry_in is not None:
+            self._logger.warning(
+                "poll function of poll executor %r raised (%d in a row); the %d "
+                "futures it was given stay pending, next poll in %s s",
+                self._name,
+                self._poll_failures,
+                len(batch),
+                retry_in,
+                exc_info=True,
+            )
+            return retry_in
+        self._poll_failures = 0
+        self._logger.warning(
+            "poll function of poll executor %r raised; failing the %d futures "
+            "it was given",
+            self._name,
+            len(batch),
+            exc_info=True,
+        )
+        for descriptor in batch:
+            descriptor._future._try_set_exception(error)
+        return self._default_interval
+
+    def _retry_delay(self, error: BaseException) -> float | None:
+        """What the poll retry policy says of the latest failure: the delay before
+        the next poll, or ``None`` to fail the futures. A policy that raises, or
+        gives a bad delay, is logged and read as ``None``."""
+        policy = self._poll_retry_policy
+        if policy is None:
+            return None
+        failed: Future[Any] = Future()
+        failed.set_exception(error)
+        try:
+            if not policy.should_retry(self._poll_failures, failed):
+                return None
+            delay = policy.sleep_time(self._poll_failures, failed)
+            if isinstance(delay, bool) or not isinstance(delay, (int, float)):
+                raise TypeError(f"sleep_time returned {delay!r}, not a number")
+            if not delay >= 0:
+                raise ValueError(f"sleep_time returned {delay!r}, not >= 0")
+            return float(delay)
+        except BaseException:  # in the poll thread: contained
+            self._logger.exception(
+                "poll retry policy %r of poll executor %r raised; failing the "
+                "futures of the poll",
+                policy,
+                self._name,
+            )
+            return None
+
+    def _delay(self, returned: object) -> float:
+        if returned is None:
+            return self._default_interval
+        if (
+            isinstance(returned, (int, float))
+            and not isinstance(returned, bool)
+            and not math.isnan(returned)
+        ):
+            return max(float(returned), 0.0)
+        if not self._warned_bad_delay:
+            self._warned_bad_delay = True
+            self._logger.warning(
+                "poll function of poll executor %r returned %r, which is not a "
+                "number of seconds; polling every %s s instead (warned once)",
+                self._name,
+                returned,
+                self._default_interval,
+            )
+        return self._default_interval
+
+
+def _since_last_poll(descriptor: PollDescriptor[Any]) -> float:
+    return descriptor._last_polled

@@ -1,0 +1,341 @@
+"""What the poll executor does for real services (docs/poll.rst, "Real services"):
+a retry policy for the poll call, per-task defer, age and polls, a batch limit, and
+re-attaching to a remote task."""
+
+from __future__ import annotations
+
+import logging
+import math
+import queue
+import threading
+from typing import Any
+from unittest import mock
+
+import pytest
+from wrapper_doubles import TIMEOUT
+
+from fluent_executors import (
+    ExceptionRetryPolicy,
+    Executors,
+    PollDescriptor,
+    PollExecutor,
+    RetryPolicy,
+)
+
+
+class Service:
+    """A scripted remote service and its poll function: tasks that ``finish`` are
+    resolved; the poll function raises while ``errors`` has items; every call's
+    task ids are recorded."""
+
+    def __init__(self, delay: float = math.inf) -> None:
+        self.delay = delay
+        self.finished: set[Any] = set()
+        self.errors: list[BaseException] = []
+        self.calls: queue.Queue[list[Any]] = queue.Queue()
+        self.seen: list[list[Any]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, descriptors: list[PollDescriptor[Any]]) -> float:
+        ids = [d.result for d in descriptors]
+        self.seen.append(ids)
+        self.calls.put(ids)
+        with self.lock:
+            if self.errors:
+                raise self.errors.pop(0)
+            finished = set(self.finished)
+        for descriptor in descriptors:
+            if descriptor.result in finished:
+                descriptor.yield_result()
+        return self.delay
+
+    def next_call(self) -> list[Any]:
+        return self.calls.get(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def executors() -> Any:
+    made: list[PollExecutor[Any]] = []
+    yield made
+    for executor in made:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def identity(value: Any) -> Any:
+    return value
+
+
+# -- poll_retry_policy --------------------------------------------------------------
+
+
+def test_transient_poll_errors_leave_the_futures_pending(executors, caplog):
+    service = Service(delay=0.0)
+    service.errors = [ConnectionError("503"), ConnectionError("reset")]
+    service.finished = {"a", "b"}
+    policy = ExceptionRetryPolicy(
+        max_attempts=5, sleep=0.001, exception_base=ConnectionError
+    )
+    executor = Executors.sync().with_poll(service, poll_retry_policy=policy)
+    executors.append(executor)
+
+    futures = [executor.submit(identity, task) for task in ("a", "b")]
+
+    assert [f.result(timeout=TIMEOUT) for f in futures] == ["a", "b"]
+    warnings = [r for r in caplog.records if "stay pending" in r.getMessage()]
+    assert [r.levelno for r in warnings] == [logging.WARNING] * 2
+
+
+class RecordingPolicy(RetryPolicy):
+    def __init__(self, retries: int) -> None:
+        self.retries = retries
+        self.asked: list[tuple[int, str]] = []
+
+    def should_retry(self, attempt: int, future: Any) -> bool:
+        self.asked.append((attempt, str(future.exception())))
+        return attempt <= self.retries
+
+    def sleep_time(self, attempt: int, future: Any) -> float:
+        return 0.001
+
+
+def test_the_policy_sees_consecutive_failures_and_the_error(executors):
+    service = Service(delay=0.0)
+    service.errors = [ConnectionError(f"down {n}") for n in range(1, 4)]
+    policy = RecordingPolicy(retries=2)
+    executor = Executors.sync().with_poll(service, poll_retry_policy=policy)
+    executors.append(executor)
+
+    future = executor.submit(identity, "a")
+
+    assert str(future.exception(timeout=TIMEOUT)) == "down 3"  # the policy gave up
+    assert policy.asked == [(1, "down 1"), (2, "down 2"), (3, "down 3")]
+
+
+def test_the_failure_count_resets_after_a_successful_poll(executors):
+    service = Service(delay=0.0)
+    policy = RecordingPolicy(retries=1)
+    executor = Executors.sync().with_poll(service, poll_retry_policy=policy)
+    executors.append(executor)
+    service.errors = [ConnectionError("one")]
+    first = executor.submit(identity, "a")
+    service.finished.add("a")
+    assert first.result(timeout=TIMEOUT) == "a"
+
+    service.errors = [ConnectionError("two")]
+    second = executor.submit(identity, "b")
+    service.finished.add("b")
+
+    assert second.result(timeout=TIMEOUT) == "b"
+    assert [attempt for attempt, _ in policy.asked] == [1, 1]
+
+
+def test_without_a_policy_a_poll_error_fails_the_futures_as_before(executors):
+    service = Service(delay=0.0)
+    service.errors = [ConnectionError("503")]
+    executor = Executors.sync().with_poll(service)
+    executors.append(executor)
+
+    future = executor.submit(identity, "a")
+
+    assert isinstance(future.exception(timeout=TIMEOUT), ConnectionError)
+
+
+def test_poll_retry_policy_and_max_batch_are_checked():
+    with pytest.raises(TypeError, match="poll_retry_policy must be a RetryPolicy"):
+        PollExecutor(Executors.sync(), identity, poll_retry_policy="retry")
+    with pytest.raises(ValueError, match="max_batch must be at least 1"):
+        PollExecutor(Executors.sync(), identity, max_batch=0)
+    with pytest.raises(TypeError, match="max_batch must be an int"):
+        PollExecutor(Executors.sync(), identity, max_batch=2.5)
+
+
+# -- defer, age, polls -------------------------------------------------------------
+
+
+def test_a_deferred_descriptor_is_left_out_even_on_notify(executors):
+    deferred_ids: list[Any] = []
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        for descriptor in descriptors:
+            if descriptor.result == "slow":
+                descriptor.defer(60.0)  # Retry-After: 60
+                deferred_ids.append(descriptor.result)
+        return service(descriptors)
+
+    service = Service()
+    executor = Executors.sync().with_poll(poll)
+    executors.append(executor)
+    slow = executor.submit(identity, "slow")
+    assert service.next_call() == ["slow"]
+
+    executor.notify()  # nothing is due: the poll function is not called
+    fast = executor.submit(identity, "fast")
+
+    assert service.next_call() == ["fast"]
+    service.finished.add("fast")
+    executor.notify()
+    assert service.next_call() == ["fast"]
+    assert fast.result(timeout=TIMEOUT) == "fast"
+    assert not slow.done()
+    assert all(call for call in service.seen)  # never called with nothing
+    assert deferred_ids == ["slow"]
+
+
+def test_a_short_defer_brings_the_next_poll_forward(executors):
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        for descriptor in descriptors:
+            if descriptor.polls == 1:
+                descriptor.defer(0.01)
+            else:
+                descriptor.yield_result()
+        return math.inf  # only the deferred descriptor's time brings a poll
+
+    executor = Executors.sync().with_poll(poll)
+    executors.append(executor)
+
+    assert executor.submit(identity, "a").result(timeout=TIMEOUT) == "a"
+
+
+def test_age_and_polls_describe_each_descriptor(executors):
+    seen: list[tuple[int, float]] = []
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        for descriptor in descriptors:
+            seen.append((descriptor.polls, descriptor.age))
+            if descriptor.polls == 3:
+                descriptor.yield_result()
+        return 0.001
+
+    executor = Executors.sync().with_poll(poll)
+    executors.append(executor)
+
+    assert executor.submit(identity, "a").result(timeout=TIMEOUT) == "a"
+    assert [polls for polls, _ in seen] == [1, 2, 3]
+    ages = [age for _, age in seen]
+    assert ages == sorted(ages)
+    assert ages[0] >= 0
+
+
+def test_defer_checks_its_delay(executors):
+    errors: queue.Queue[BaseException] = queue.Queue()
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        for bad in (-1.0, "soon", math.nan):
+            try:
+                descriptors[0].defer(bad)  # type: ignore[arg-type]
+            except (TypeError, ValueError) as error:
+                errors.put(error)
+        descriptors[0].yield_result()
+        return math.inf
+
+    executor = Executors.sync().with_poll(poll)
+    executors.append(executor)
+    executor.submit(identity, "a").result(timeout=TIMEOUT)
+
+    assert [type(errors.get_nowait()) for _ in range(3)] == [
+        ValueError,
+        TypeError,
+        ValueError,
+    ]
+
+
+# -- max_batch ---------------------------------------------------------------------
+
+
+def test_max_batch_splits_a_round_oldest_first(executors):
+    service = Service()
+    executor = Executors.sync().with_poll(service, max_batch=3)
+    executors.append(executor)
+    first = executor.submit(identity, 0)
+    assert service.next_call() == [0]
+    for task in range(1, 10):
+        executor.submit(identity, task)
+    while service.calls.qsize():  # arrivals while the thread was busy
+        service.next_call()
+    service.seen.clear()
+
+    executor.notify()
+    calls = [service.next_call() for _ in range(4)]
+
+    assert [len(call) for call in calls] == [3, 3, 3, 1]
+    assert sorted(t for call in calls for t in call) == list(range(10))
+    assert calls[0][0] == 0  # polled longest ago
+    assert not first.done()
+
+
+def test_max_batch_takes_the_smallest_delay_of_the_round(executors):
+    delays = iter([math.inf, 0.01, math.inf, math.inf])
+    calls: queue.Queue[int] = queue.Queue()
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        calls.put(len(descriptors))
+        if calls.qsize() > 3:
+            for descriptor in descriptors:
+                descriptor.yield_result()
+        return next(delays, 0.0)
+
+    gate = threading.Event()
+    executor = Executors.thread_pool(max_workers=1).with_poll(poll, max_batch=1)
+    executors.append(executor)
+    executor.submit(gate.wait, TIMEOUT)
+    futures = [executor.submit(identity, n) for n in range(2)]
+    gate.set()
+
+    assert all(f.result(timeout=TIMEOUT) is not None for f in futures)
+
+
+# -- attach ------------------------------------------------------------------------
+
+
+def test_attach_polls_a_task_without_submitting_anything(executors):
+    service = Service(delay=0.0)
+    delegate = mock.MagicMock(spec=Executors.sync())
+    executor = PollExecutor(delegate, service)
+    executors.append(executor)
+
+    future = executor.attach("task-7")
+    service.finished.add("task-7")
+
+    assert future.result(timeout=TIMEOUT) == "task-7"
+    delegate.submit.assert_not_called()
+
+
+def test_an_attached_future_is_cancelled_through_the_cancel_function(executors):
+    cancelled: list[Any] = []
+    service = Service()
+    executor = Executors.sync().with_poll(
+        service, cancel_fn=lambda task: cancelled.append(task) or True
+    )
+    executors.append(executor)
+    future = executor.attach("task-7")
+    assert service.next_call() == ["task-7"]
+
+    assert future.cancel()
+    assert cancelled == ["task-7"]
+
+
+def test_attaching_a_task_twice_gives_two_futures_resolved_by_one_poll(executors):
+    service = Service()
+    executor = Executors.sync().with_poll(service)
+    executors.append(executor)
+    first = executor.attach("task-7")
+    assert service.next_call() == ["task-7"]
+    second = executor.attach("task-7")
+    assert service.next_call() == ["task-7", "task-7"]  # one descriptor each
+    service.finished.add("task-7")
+
+    executor.notify()
+
+    assert service.next_call() == ["task-7", "task-7"]
+    assert (first.result(timeout=TIMEOUT), second.result(timeout=TIMEOUT)) == (
+        "task-7",
+        "task-7",
+    )
+
+
+def test_attach_after_shutdown_is_refused():
+    executor = Executors.sync().with_poll(Service())
+    executor.shutdown()
+
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        executor.attach("task-7")
