@@ -45,10 +45,9 @@ from task_service import (
     add_service_arguments,
     service_from_arguments,
 )
-from tqdm import tqdm
 from typing_extensions import NotRequired, TypedDict
 
-from fluent_executors import ExceptionRetryPolicy, Executors, PollDescriptor
+from fluent_executors import ExceptionRetryPolicy, Executors, PollDescriptor, progress
 
 REQUEST_TIMEOUT = 10.0
 """Seconds to wait for the service to answer a request."""
@@ -388,20 +387,27 @@ def _wait_for(
     pending = set(futures)
     cancelled: set[Future[PublishedTask]] = set()
     timeout = cancel_after
-    with tqdm(total=len(futures), unit="task", disable=None) as progress:
-        while pending:
-            try:
-                for future in concurrent.futures.as_completed(pending, timeout):
-                    pending.remove(future)
-                    progress.update()
-            except concurrent.futures.TimeoutError:
-                for future in pending:
-                    # (One that its timeout has cancelled is not ours to count.)
-                    if not future.cancelled() and future.cancel():
-                        cancelled.add(future)
-                # A future whose publish request is in flight refuses to be cancelled
-                # (there is no task to cancel yet): try again shortly.
-                timeout = retry_interval
+    while pending:
+        # One bar across the rounds: each round's bar starts where the last one ended.
+        done_so_far = len(futures) - len(pending)
+        try:
+            for future in progress(
+                pending,
+                timeout,
+                total=len(futures),
+                initial=done_so_far,
+                unit="task",
+                disable=None,
+            ):
+                pending.remove(future)
+        except concurrent.futures.TimeoutError:
+            for future in pending:
+                # (One that its timeout has cancelled is not ours to count.)
+                if not future.cancelled() and future.cancel():
+                    cancelled.add(future)
+            # A future whose publish request is in flight refuses to be cancelled
+            # (there is no task to cancel yet): try again shortly.
+            timeout = retry_interval
     return cancelled
 
 

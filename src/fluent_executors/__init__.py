@@ -24,6 +24,7 @@ Everything public is importable from here::
 
 from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, SameResult
+from ._progress import progress
 from ._proxy import ProxyFuture
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
@@ -100,4 +101,5 @@ __all__ = [
     "f_timeout",
     "f_traverse",
     "f_zip",
+    "progress",
 ]
