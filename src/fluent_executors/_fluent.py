@@ -81,6 +81,17 @@ class FluentExecutor(Executor, Generic[R]):
         """The executor's name (``str``), used in thread names and log messages."""
         return getattr(self, "_name", "default")
 
+    def _repr_fields(self) -> dict[str, object]:
+        """The key parameters that :func:`repr` shows, after the name; a wrapper's
+        ends with its delegate."""
+        return {}
+
+    def __repr__(self) -> str:
+        """``<Kind name='...' key=value ... delegate=<...>>``: which chain this is,
+        for a log line or a debugger."""
+        fields = "".join(f" {k}={v!r}" for k, v in self._repr_fields().items())
+        return f"<{type(self).__name__} name={self.name!r}{fields}>"
+
     def _chain_name(self, name: str | None) -> str:
         """The name of a wrapper built on this executor: ``name``, else this one's.
         A chain method builds its wrapper class itself (a deferred import of its

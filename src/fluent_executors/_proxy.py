@@ -541,6 +541,20 @@ class ProxyFuture(Future[T]):
                 self._cancelling = False
         return allowed and self._try_cancel()
 
+    def __repr__(self) -> str:
+        """The standard future's repr (state, and result type or exception), and
+        the name of the executor that made the future, where there is one."""
+        name = self._made_by()
+        text = super().__repr__()
+        return text if name is None else f"{text[:-1]} executor={name!r}>"
+
+    def _made_by(self) -> str | None:
+        """The name of the executor that made this future; ``None`` if none
+        (a combinator's future). Read from what the future holds already: a future
+        must not keep an executor alive for its repr."""
+        name = getattr(getattr(self, "_executor", None), "name", None)
+        return name if isinstance(name, str) else None
+
     def _cancelled_error(self) -> CancelledError:
         """The exception that ``result()`` and ``exception()`` of the cancelled
         future raise: a copy of its cancel reason, else a plain CancelledError."""

@@ -203,6 +203,13 @@ class DelegatingExecutor(FluentExecutor[R]):
         if self._metrics is not None:
             self._metrics.close()
 
+    def _repr_fields(self) -> dict[str, object]:
+        return {**self._wrapper_fields(), "delegate": self._delegate}
+
+    def _wrapper_fields(self) -> dict[str, object]:
+        """This wrapper's own key parameters, for :func:`repr`."""
+        return {}
+
     @property
     def delegate(self) -> Executor:
         """The executor this one submits to (:class:`~concurrent.futures.Executor`)."""

@@ -104,6 +104,9 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         self._loop = loop
         self._open_metrics("asyncio")
 
+    def _wrapper_fields(self) -> dict[str, object]:
+        return {"loop": self.loop}
+
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
         """The event loop given to the constructor, or ``None``

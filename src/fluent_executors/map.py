@@ -50,6 +50,12 @@ class _MappingExecutor(WrapperExecutor[U], Generic[R, U]):
         self._error_fn = error_fn
         self._open_metrics(self._kind)
 
+    def _wrapper_fields(self) -> dict[str, object]:
+        fields: dict[str, object] = {"fn": self._fn}
+        if self._error_fn is not None:
+            fields["error_fn"] = self._error_fn
+        return fields
+
     def _submit(
         self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[U]:

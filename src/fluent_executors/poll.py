@@ -190,6 +190,9 @@ class _PollFuture(ProxyFuture[T]):
             return False
         return self._poller.run_cancel_fn(result)
 
+    def _made_by(self) -> str | None:
+        return self._poller._name
+
     def _is_running(self) -> bool:
         # Only while the delegate runs it: once polled it can still be cancelled,
         # so it is not running in the sense of Future.running().
@@ -392,6 +395,17 @@ class PollExecutor(WrapperExecutor[R]):
             self._metrics.track(future)
         self._poller.start_polling(PollDescriptor(future, result))
         return future
+
+    def _wrapper_fields(self) -> dict[str, object]:
+        poller = self._poller
+        fields: dict[str, object] = {
+            "poll_fn": poller._poll_fn,
+            "cancel_fn": poller._cancel_fn,
+            "default_interval": poller._default_interval,
+        }
+        if poller._max_batch is not None:
+            fields["max_batch"] = poller._max_batch
+        return fields
 
     def notify(self) -> None:
         """Run the poll function as soon as possible, earlier than scheduled.

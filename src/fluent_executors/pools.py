@@ -57,6 +57,9 @@ class _LibraryPool(FluentExecutor[SameResult]):
         proxy._follow(self._submit_plain(fn, *args, **kwargs))
         return proxy
 
+    def _repr_fields(self) -> dict[str, object]:
+        return {"max_workers": getattr(self, "_max_workers", None)}
+
     # Wrappers call _submit_plain only while submit is this one (not overridden).
     _library_submit = submit
 

@@ -115,6 +115,9 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         self._timer: _scheduler.TimerHandle | None = None
         self._open_metrics("rate_limit")
 
+    def _wrapper_fields(self) -> dict[str, object]:
+        return {"max_calls": self.max_calls, "period": self.period}
+
     @property
     def max_calls(self) -> int:
         """The most callables passed on in any window of :attr:`period` (``int``)."""

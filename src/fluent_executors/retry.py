@@ -479,6 +479,9 @@ class RetryExecutor(WrapperExecutor[R]):
         self._deferred_shutdown: bool | None = None  # cancel_futures, once idle
         self._open_metrics("retry")
 
+    def _wrapper_fields(self) -> dict[str, object]:
+        return {"retry_policy": self.retry_policy}
+
     @property
     def retry_policy(self) -> RetryPolicy:
         """The policy of :meth:`submit` (:class:`RetryPolicy`)."""

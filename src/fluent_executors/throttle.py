@@ -134,6 +134,9 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
                 self._last_good = first
         self._open_metrics("throttle")
 
+    def _wrapper_fields(self) -> dict[str, object]:
+        return {"count": self.count, "block": self.block}
+
     @property
     def count(self) -> ThrottleCount:
         """The limit given at construction (an ``int``, or the callable)."""

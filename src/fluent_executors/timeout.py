@@ -128,6 +128,9 @@ class TimeoutExecutor(WrapperExecutor[R]):
         self._timeout = check_non_negative("timeout", timeout)
         self._open_metrics("timeout")
 
+    def _wrapper_fields(self) -> dict[str, object]:
+        return {"timeout": self.timeout}
+
     @property
     def timeout(self) -> float:
         """The timeout of :meth:`submit`, in seconds (``float``)."""
