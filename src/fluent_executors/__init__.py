@@ -22,11 +22,12 @@ Everything public is importable from here::
     from fluent_executors import Executors, PollDescriptor
 """
 
+from typing import TYPE_CHECKING
+
 from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, SameResult
 from ._progress import progress
 from ._proxy import ProxyFuture
-from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor
 from .dask import DaskExecutor
@@ -49,13 +50,17 @@ from .futures import (
 )
 from .map import FlatMapExecutor, MapExecutor
 from .poll import CancelFn, PollDescriptor, PollExecutor, PollFn
-from .pools import ProcessPoolExecutor, ThreadPoolExecutor
+from .pools import ThreadPoolExecutor
 from .rate_limit import RateLimitExecutor
 from .ray import RayExecutor
 from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy
 from .sync import SyncExecutor
 from .throttle import ThrottleCount, ThrottleExecutor
 from .timeout import TimeoutExecutor
+
+if TYPE_CHECKING:
+    from ._process_pool import ProcessPoolExecutor
+    from .asyncio import AsyncioExecutor
 
 __version__ = "0.1.0"
 
@@ -103,3 +108,18 @@ __all__ = [
     "f_zip",
     "progress",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``AsyncioExecutor`` and ``ProcessPoolExecutor``, imported on first use, so
+    that ``import fluent_executors`` imports neither asyncio nor multiprocessing
+    (PEP 562)."""
+    if name == "AsyncioExecutor":
+        from .asyncio import AsyncioExecutor
+
+        return AsyncioExecutor
+    if name == "ProcessPoolExecutor":
+        from ._process_pool import ProcessPoolExecutor
+
+        return ProcessPoolExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

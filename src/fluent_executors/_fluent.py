@@ -6,9 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, Generic, final, overload
-
-from typing_extensions import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, final, overload
 
 if TYPE_CHECKING:
     import asyncio
@@ -50,7 +48,12 @@ class SameResult:
 T = TypeVar("T")
 U = TypeVar("U")
 # The result type of an executor's futures; see SameResult.
-R = TypeVar("R", default=SameResult)
+if TYPE_CHECKING:  # the default is for type checkers (PEP 696, typing_extensions)
+    from typing_extensions import TypeVar as DefaultedTypeVar
+
+    R = DefaultedTypeVar("R", default=SameResult)
+else:  # at run time a plain one: importing typing_extensions costs milliseconds
+    R = TypeVar("R")
 P = ParamSpec("P")
 
 

@@ -31,7 +31,6 @@ layer of a chain counts its own futures, under its own kind.
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import logging
 import os
@@ -39,17 +38,19 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._proxy import ProxyFuture
 
 if TYPE_CHECKING:
+    import asyncio
+
     from opentelemetry import metrics as otel_metrics
     from prometheus_client.metrics_core import Metric
 
-__all__ = ["BACKENDS", "ENABLED", "ENV_VAR", "ExecutorMetrics", "for_executor"]
+__all__ = ["ENV_VAR", "ExecutorMetrics", "for_executor"]  # and BACKENDS, ENABLED
 
 logger = logging.getLogger(__name__)
 
@@ -380,11 +381,10 @@ class ExecutorMetrics:
         """Count the done ``future``, tracked since ``start``."""
         seconds = time.perf_counter() - start
         # One call, and so one lock of the future, for the two questions.
-        try:
-            failed = future.exception() is not None
-            cancelled = False
-        except (CancelledError, asyncio.CancelledError):
+        if future.cancelled():  # also an asyncio future's (AsyncioExecutor)
             failed, cancelled = False, True
+        else:
+            failed, cancelled = future.exception() is not None, False
         tally = self._tally
         with tally.lock:
             tally.futures_done += 1
@@ -646,13 +646,34 @@ def _start(
 
 
 _STORE = _Store()
-_OTEL: _OpenTelemetry | None
-BACKENDS: tuple[str, ...]
-"""The names of the backends in use, among ``prometheus`` and ``otel``."""
-BACKENDS, _OTEL = _start(os.environ.get(ENV_VAR, ""), _STORE)
+_OTEL: _OpenTelemetry | None = None
+_BACKENDS: tuple[str, ...] = ()
+_started = False
+_start_lock = threading.Lock()
 
-ENABLED = bool(BACKENDS)
-"""Whether any metric is recorded: ``False`` without a backend."""
+
+def _ensure_started() -> tuple[str, ...]:
+    """Read ``FLUENT_EXECUTORS_METRICS`` and start the backends, once: when the
+    first executor is created (or ``BACKENDS`` is read), not at import, so that
+    importing the library imports no metric package."""
+    global _BACKENDS, _OTEL, _started
+    if not _started:
+        with _start_lock:
+            if not _started:
+                _BACKENDS, _OTEL = _start(os.environ.get(ENV_VAR, ""), _STORE)
+                _started = True
+    return _BACKENDS
+
+
+def __getattr__(name: str) -> object:
+    """``BACKENDS``: the names of the backends in use, among ``prometheus`` and
+    ``otel``; ``ENABLED``: whether any metric is recorded. Reading either starts
+    the backends if no executor has yet (PEP 562)."""
+    if name == "BACKENDS":
+        return _ensure_started()
+    if name == "ENABLED":
+        return bool(_ensure_started())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def for_executor(executor: object, kind: str, name: str) -> ExecutorMetrics | None:
@@ -670,7 +691,7 @@ def for_executor(executor: object, kind: str, name: str) -> ExecutorMetrics | No
     Returns:
         ``None`` when metrics are disabled.
     """
-    if not ENABLED:
+    if not (_BACKENDS if _started else _ensure_started()):
         return None
     tally = _STORE.tally(kind, name)
     record_future, record_poll = (

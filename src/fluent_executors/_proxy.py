@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import logging
 import threading
@@ -604,4 +603,6 @@ class ProxyFuture(Future[T]):
         Raises:
             RuntimeError: no event loop is running in this thread.
         """
+        import asyncio  # here: importing the library must not import asyncio
+
         return asyncio.wrap_future(self, loop=asyncio.get_running_loop()).__await__()

@@ -16,9 +16,7 @@ import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Any, Generic, TypeVar
-
-from typing_extensions import ParamSpec
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from ._fluent import FluentExecutor
 from ._metrics import ExecutorMetrics, for_executor

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 import math
 import numbers
@@ -11,9 +10,7 @@ from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from types import FunctionType
-from typing import Any, TypeVar, overload
-
-from typing_extensions import ParamSpec
+from typing import Any, ParamSpec, TypeVar, overload
 
 from ._fluent import FluentExecutor, R, SameResult
 from ._metrics import ExecutorMetrics, for_executor
@@ -44,14 +41,19 @@ def check_callable(argument: str, value: object) -> None:
         raise TypeError(f"{argument} must be callable, got {type(value).__name__}")
 
 
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, the flag of an ``async def``'s code
+
+
 def check_submittable(fn: object) -> None:
     """Raise ``TypeError`` unless ``fn`` can be submitted to an executor: a callable
     that is not a coroutine function (its call would make a coroutine that no event
     loop ever runs)."""
     if type(fn) is FunctionType:  # the common case, without inspect's unwrapping
-        coroutine = bool(fn.__code__.co_flags & inspect.CO_COROUTINE)
+        coroutine = bool(fn.__code__.co_flags & _CO_COROUTINE)
     else:
         check_callable("fn", fn)
+        import inspect  # here: importing the library should not import inspect
+
         coroutine = inspect.iscoroutinefunction(fn)
     if coroutine:
         raise TypeError(
@@ -138,6 +140,8 @@ def shutdown_delegate(delegate: Executor, wait: bool, cancel_futures: bool) -> N
 
 
 def _accepts_cancel_futures(delegate: Executor) -> bool:
+    import inspect  # at shutdown only
+
     try:
         parameters = inspect.signature(delegate.shutdown).parameters.values()
     except (TypeError, ValueError):  # no signature to read: assume the standard one

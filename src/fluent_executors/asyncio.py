@@ -7,9 +7,7 @@ import logging
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import TypeVar, overload
-
-from typing_extensions import ParamSpec
+from typing import ParamSpec, TypeVar, overload
 
 from ._fluent import FluentExecutor, R, SameResult
 from ._wrapper import DelegatingExecutor, check_submittable

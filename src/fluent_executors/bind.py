@@ -6,9 +6,7 @@ import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Generic, TypeVar
-
-from typing_extensions import ParamSpec
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from ._wrapper import check_callable, check_delegate, name_of
 from .cancel_on_shutdown import CancelOnShutdownExecutor

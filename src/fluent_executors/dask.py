@@ -7,9 +7,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from typing_extensions import ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ._remote import RemoteExecutor
 

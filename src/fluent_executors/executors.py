@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, TypeVar, overload
-
-from typing_extensions import ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from ._fluent import FluentExecutor, SameResult
 from ._wrapper import name_of
-from .asyncio import AsyncioExecutor
 from .bind import BoundCallable, flat_bound
 from .cancel_on_shutdown import CancelOnShutdownExecutor
 from .dask import DaskExecutor
 from .map import FlatMapExecutor, MapExecutor
 from .poll import CancelFn, PollExecutor, PollFn
-from .pools import ProcessPoolExecutor, ThreadPoolExecutor
+from .pools import ThreadPoolExecutor
 from .rate_limit import RateLimitExecutor
 from .ray import RayExecutor
 from .retry import RetryExecutor, RetryPolicy
@@ -27,7 +23,12 @@ from .throttle import ThrottleCount, ThrottleExecutor
 from .timeout import TimeoutExecutor
 
 if TYPE_CHECKING:
+    import asyncio
+
     import distributed
+
+    from ._process_pool import ProcessPoolExecutor
+    from .asyncio import AsyncioExecutor
 
 __all__ = ["Executors"]
 
@@ -91,6 +92,8 @@ class Executors:
                 TypeError: ``name`` is not a ``str``.
                 ValueError: ``max_workers`` is not positive.
             """
+            from ._process_pool import ProcessPoolExecutor
+
             return ProcessPoolExecutor(*args, name=name, **kwargs)
 
     @staticmethod
@@ -426,6 +429,8 @@ class Executors:
             TypeError: ``executor`` has no ``submit`` method; ``loop`` is neither an
                 event loop nor ``None``; ``name`` is not a ``str``.
         """
+        from .asyncio import AsyncioExecutor
+
         return AsyncioExecutor(executor, loop, logger, name_of(executor, name))
 
     @staticmethod

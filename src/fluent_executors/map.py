@@ -6,9 +6,7 @@ import logging
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Generic, TypeVar, cast, overload
-
-from typing_extensions import ParamSpec
+from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
 
 from ._proxy import ProxyFuture, outcome
 from ._wrapper import WrapperExecutor, check_callable

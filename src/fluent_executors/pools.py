@@ -5,16 +5,14 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any, TypeVar
-
-from typing_extensions import ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ._fluent import FluentExecutor, SameResult
 from ._metrics import ExecutorMetrics, for_executor
 from ._proxy import ProxyFuture
 from ._wrapper import check_name, check_submittable
 
-__all__ = ["ProcessPoolExecutor", "ThreadPoolExecutor"]
+__all__ = ["ThreadPoolExecutor"]  # and ProcessPoolExecutor, imported on first use
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -127,32 +125,11 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             self._metrics = for_executor(self, "threadpool", name)
 
 
-class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
-    """The standard :class:`concurrent.futures.ProcessPoolExecutor`, with a name and
-    the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
+def __getattr__(name: str) -> object:
+    # The process pool imports multiprocessing, which most programs never need:
+    # it is defined in its own module, imported on first use (PEP 562).
+    if name == "ProcessPoolExecutor":
+        from ._process_pool import ProcessPoolExecutor
 
-    Every argument but ``name`` goes to the standard class unchanged, as the caller
-    gave it (positional arguments stay positional, keywords stay keywords, and
-    nothing is added): ``max_workers``, ``mp_context``, ``initializer``,
-    ``initargs``, and ``max_tasks_per_child`` on Python 3.11+. Submitted callables
-    and their arguments must be picklable: if one cannot be pickled, its future
-    fails with the pickling error; if a worker process dies, the futures fail with
-    :class:`~concurrent.futures.process.BrokenProcessPool`.
-
-    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
-    ``fn`` returning ``T``.
-
-    Args:
-        args: positional arguments of the standard class.
-        name: the executor's name, passed down the chains built on it.
-        kwargs: keyword arguments of the standard class.
-
-    Raises:
-        TypeError: ``name`` is not a ``str``; see the standard class for the rest.
-    """
-
-    def __init__(self, *args: Any, name: str = "default", **kwargs: Any) -> None:
-        check_name(name)
-        self._name = name
-        super().__init__(*args, **kwargs)
-        self._metrics = for_executor(self, "processpool", name)
+        return ProcessPoolExecutor
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,9 +6,7 @@ import importlib
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import Any, NamedTuple, TypeVar
-
-from typing_extensions import ParamSpec
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from ._remote import RemoteExecutor
 from ._wrapper import check_logger, check_name

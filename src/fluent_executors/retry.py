@@ -7,9 +7,7 @@ import random
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Executor, Future
-from typing import Any, TypeVar, overload
-
-from typing_extensions import ParamSpec
+from typing import Any, ParamSpec, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult

@@ -5,9 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import TypeVar
-
-from typing_extensions import ParamSpec
+from typing import ParamSpec, TypeVar
 
 from ._fluent import FluentExecutor, SameResult
 from ._metrics import for_executor

@@ -6,9 +6,7 @@ import logging
 import math
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import Any, TypeVar, overload
-
-from typing_extensions import ParamSpec
+from typing import Any, ParamSpec, TypeVar, overload
 
 from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, R, SameResult

@@ -1,0 +1,45 @@
+"""ProcessPoolExecutor: the standard process pool with a name and the ``with_*``
+methods. A module of its own, imported on first use: the standard process pool
+imports :mod:`multiprocessing`, which importing the library should not."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Any
+
+from ._metrics import for_executor
+from ._wrapper import check_name
+from .pools import _LibraryPool
+
+__all__ = ["ProcessPoolExecutor"]
+
+
+class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
+    """The standard :class:`concurrent.futures.ProcessPoolExecutor`, with a name and
+    the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
+
+    Every argument but ``name`` goes to the standard class unchanged, as the caller
+    gave it (positional arguments stay positional, keywords stay keywords, and
+    nothing is added): ``max_workers``, ``mp_context``, ``initializer``,
+    ``initargs``, and ``max_tasks_per_child`` on Python 3.11+. Submitted callables
+    and their arguments must be picklable: if one cannot be pickled, its future
+    fails with the pickling error; if a worker process dies, the futures fail with
+    :class:`~concurrent.futures.process.BrokenProcessPool`.
+
+    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
+    ``fn`` returning ``T``.
+
+    Args:
+        args: positional arguments of the standard class.
+        name: the executor's name, passed down the chains built on it.
+        kwargs: keyword arguments of the standard class.
+
+    Raises:
+        TypeError: ``name`` is not a ``str``; see the standard class for the rest.
+    """
+
+    def __init__(self, *args: Any, name: str = "default", **kwargs: Any) -> None:
+        check_name(name)
+        self._name = name
+        super().__init__(*args, **kwargs)
+        self._metrics = for_executor(self, "processpool", name)
