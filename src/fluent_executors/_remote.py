@@ -16,10 +16,12 @@ import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Future
+from functools import partial
 from typing import Any, Generic, ParamSpec, TypeVar
 
 from ._fluent import FluentExecutor
 from ._metrics import ExecutorMetrics, for_executor
+from ._outstanding import Outstanding
 from ._proxy import ProxyFuture
 from ._wrapper import check_logger, check_name, check_submittable
 
@@ -145,11 +147,7 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
         self._name = name
         self._logger = logger or logging.getLogger(type(self).__module__)
         self._lock = threading.Lock()
-        self._idle = threading.Condition(self._lock)
-        # A dict as an insertion-ordered set: O(1) add and remove.
-        self._outstanding: dict[Future[Any], None] = {}
-        self._is_shutdown = False
-        self._close_when_idle = False
+        self._outstanding = Outstanding()
         self._closed = False
         # A token rather than self: the resolver threads must not keep the executor
         # alive, so that one nobody references is collected and its threads end.
@@ -212,10 +210,7 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
         """
         check_submittable(fn)
         future: RemoteFuture[T, H] = RemoteFuture(self)
-        with self._lock:
-            if self._is_shutdown:
-                raise RuntimeError("cannot schedule new futures after shutdown")
-            self._outstanding[future] = None
+        self._outstanding.add(future)
         try:
             handle = self._submit_remote(fn, args, kwargs)
         except BaseException:
@@ -229,14 +224,7 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
 
     def _forget(self, future: Future[Any]) -> None:
         """Drop a done future; the last one after ``shutdown(wait=False)`` closes."""
-        with self._idle:
-            self._outstanding.pop(future, None)
-            if self._outstanding or not self._is_shutdown:
-                return
-            self._idle.notify_all()
-            close = self._close_when_idle
-        if close:
-            self._close(wait=False)
+        self._outstanding.discard(future)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Stop accepting work; release what the executor owns once it is idle.
@@ -249,23 +237,16 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
 
         Calling it more than once is harmless. New submits raise ``RuntimeError``.
         """
-        with self._lock:
-            self._is_shutdown = True
-            pending = list(self._outstanding) if cancel_futures else []
+        pending = self._outstanding.close()
         if self._metrics is not None:
             self._metrics.close()
-        for future in pending:
-            future.cancel()
+        if cancel_futures:
+            for future in pending:
+                future.cancel()
         # A done callback (running in a resolver) that waited here would wait for
         # itself: from there, the last future to finish closes the executor.
         waiting = wait and not self._in_resolver()
-        with self._idle:
-            if waiting:
-                self._idle.wait_for(lambda: not self._outstanding)
-            elif self._outstanding:
-                self._close_when_idle = True
-                return
-        self._close(waiting)
+        self._outstanding.finish(waiting, partial(self._close, waiting))
 
     def _in_resolver(self) -> bool:
         return getattr(_resolver_of, "token", None) is self._token

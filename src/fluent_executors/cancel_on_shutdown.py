@@ -8,6 +8,7 @@ from concurrent.futures import Executor, Future
 from typing import Any, TypeVar, overload
 
 from ._fluent import FluentExecutor, R, SameResult
+from ._outstanding import Outstanding
 from ._proxy import ProxyFuture
 from ._wrapper import WrapperExecutor
 
@@ -64,8 +65,7 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         name: str = "default",
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
-        # A dict as an insertion-ordered set: O(1) add and remove.
-        self._outstanding: dict[Future[Any], None] = {}
+        self._outstanding = Outstanding()
         self._open_metrics("cancel_on_shutdown")
 
     def _submit(
@@ -74,10 +74,11 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         self._check_open()
         future: ProxyFuture[T] = ProxyFuture()
         future._follow(self._submit_to_delegate(fn, *args, **kwargs))
-        with self._shutdown_lock:
-            closed = self._is_shutdown  # shutdown() ran during the delegate's submit
-            if not closed:
-                self._outstanding[future] = None
+        try:
+            self._outstanding.add(future)
+            closed = False
+        except RuntimeError:  # shutdown() ran during the delegate's submit
+            closed = True
         if self._metrics is not None:
             self._metrics.track(future)
         if closed:
@@ -87,8 +88,7 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         return future
 
     def _forget(self, future: Future[Any]) -> None:
-        with self._shutdown_lock:
-            self._outstanding.pop(future, None)
+        self._outstanding.discard(future)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Cancel every future not yet done; shut down the delegate.
@@ -101,7 +101,6 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         """
         with self._shutdown_lock:
             self._is_shutdown = True
-            outstanding = list(self._outstanding)
-        for future in outstanding:
+        for future in self._outstanding.close():
             future.cancel()
         super().shutdown(wait, cancel_futures=cancel_futures)

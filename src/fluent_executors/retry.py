@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import random
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Executor, Future
+from functools import partial
 from typing import Any, ParamSpec, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
+from ._outstanding import Outstanding
 from ._proxy import ProxyFuture, outcome
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import (
@@ -472,9 +473,8 @@ class RetryExecutor(WrapperExecutor[R]):
             )
         _check_policy(retry_policy)
         self._policy = retry_policy
-        self._outstanding: dict[Future[Any], None] = {}  # submitted, not yet done
-        self._idle = threading.Condition(self._shutdown_lock)
-        self._deferred_shutdown: bool | None = None  # cancel_futures, once idle
+        self._outstanding = Outstanding()
+        self._cancel_at_idle = False
         self._open_metrics("retry")
 
     def _wrapper_fields(self) -> dict[str, object]:
@@ -550,9 +550,7 @@ class RetryExecutor(WrapperExecutor[R]):
         kwargs: dict[str, Any],
     ) -> ProxyFuture[T]:
         future = _RetryFuture(self, retry_policy, fn, args, kwargs)
-        with self._shutdown_lock:
-            self._check_open()
-            self._outstanding[future] = None
+        self._outstanding.add(future)
         try:
             future._submit_attempt()
         except BaseException:
@@ -565,14 +563,7 @@ class RetryExecutor(WrapperExecutor[R]):
     def _forget(self, future: Future[Any]) -> None:
         """Drop a done future from the bookkeeping; the last one after a shutdown
         without ``wait`` shuts down the delegate."""
-        with self._shutdown_lock:  # the lock of _idle
-            self._outstanding.pop(future, None)
-            if self._outstanding or not self._is_shutdown:
-                return
-            self._idle.notify_all()
-            cancel_futures, self._deferred_shutdown = self._deferred_shutdown, None
-        if cancel_futures is not None:
-            shutdown_delegate(self._delegate, False, cancel_futures)
+        self._outstanding.discard(future)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Stop accepting work; shut down the delegate once every future is done.
@@ -590,21 +581,19 @@ class RetryExecutor(WrapperExecutor[R]):
 
         Calling it more than once is harmless. New submits raise ``RuntimeError``.
         """
-        with self._idle:
+        with self._shutdown_lock:
             self._is_shutdown = True
-            outstanding = list(self._outstanding) if cancel_futures else []
+            # A shutdown without wait, then one with cancel_futures: the delegate
+            # is shut down with cancel_futures once idle.
+            cancel = self._cancel_at_idle = self._cancel_at_idle or cancel_futures
+        outstanding = self._outstanding.close()
         self._close_metrics()
-        for future in outstanding:
-            future.cancel()
-        with self._idle:
-            if wait:
-                self._idle.wait_for(lambda: not self._outstanding)
-            elif self._outstanding:
-                self._deferred_shutdown = cancel_futures or bool(
-                    self._deferred_shutdown
-                )
-                return
-        shutdown_delegate(self._delegate, wait, cancel_futures)
+        if cancel_futures:
+            for future in outstanding:
+                future.cancel()
+        self._outstanding.finish(
+            wait, partial(shutdown_delegate, self._delegate, wait, cancel)
+        )
 
 
 def _check_policy(policy: object) -> None:
