@@ -372,8 +372,10 @@ def test_poll_fn_returning_inf_waits_for_new_future(make):
     assert remote.next_batch() == ["task-1", "task-2"]
 
 
-def test_notify_polls_before_the_scheduled_time(make):
-    remote = Remote(delay=3600.0)
+# 1e10 and inf: beyond threading.TIMEOUT_MAX, which must not kill the poll thread.
+@pytest.mark.parametrize("delay", [3600.0, 1e10, math.inf])
+def test_notify_polls_before_the_scheduled_time(make, delay):
+    remote = Remote(delay=delay)
     executor = make(remote)
     future = executor.submit(identity, "task-1")
     remote.next_batch()
@@ -893,21 +895,6 @@ def test_a_done_callback_raising_base_exception_fails_no_other_future(
     assert any(r.exc_info and r.exc_info[0] is raised for r in caplog.records)
     remote.finish(4)
     assert executor.submit(identity, 4).result(timeout=TIMEOUT) == 4  # still polls
-
-
-def test_a_poll_function_asking_for_a_far_delay_keeps_the_thread_and_notify_works(
-    make,
-):
-    remote = Remote(delay=1e10)  # beyond threading.TIMEOUT_MAX
-    executor = make(remote)
-    future = executor.submit(identity, "task-1")
-    remote.next_batch()
-    remote.finish("task-1")
-
-    executor.notify()
-
-    assert future.result(timeout=TIMEOUT) == "task-1"
-    assert executor._poller._thread.is_alive() or future.done()
 
 
 def test_delegate_submit_raising_propagates_to_caller_and_leaves_nothing(make):
