@@ -147,8 +147,10 @@ def test_timeout_cancels_the_tasks_not_done_in_time(
             "2",
             "--interval",
             "0.1",
+            # No 503s: a publish still being retried when its timeout comes cannot
+            # be stopped (as in more-executors), and ends with its own outcome.
             "--publish-503-rate",
-            "0.2",
+            "0",
             # Tasks that cannot end in time.
             "--min-duration",
             "60",
