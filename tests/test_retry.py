@@ -397,22 +397,30 @@ class GatedPolicy(ExceptionRetryPolicy):
 
     def should_retry(self, attempt: int, future: Future[Any]) -> bool:
         self.deciding.set()
-        assert self.release.wait(5)
+        self.release.wait(5)
         return super().should_retry(attempt, future)
 
 
 def test_cancel_while_the_policy_decides_is_refused_and_stops_retrying() -> None:
     policy = GatedPolicy()
-    flaky = Flaky(failures=3)
+    go = threading.Event()
+    raised: list[BaseException] = []
+
+    def attempt() -> None:
+        assert go.wait(5)  # ends once submit() has returned: decided in the worker
+        raised.append(ValueError("attempt"))
+        raise raised[-1]
+
     with Executors.thread_pool(max_workers=1) as pool:
-        future = RetryExecutor(pool, policy).submit(flaky)
+        future = RetryExecutor(pool, policy).submit(attempt)
+        go.set()
         assert policy.deciding.wait(5)
 
         assert not future.cancel()
 
         policy.release.set()
-        assert future.exception(timeout=5) is flaky.raised[0]
-        assert flaky.calls == 1
+        assert future.exception(timeout=5) is raised[0]
+    assert len(raised) == 1
 
 
 def test_cancel_while_an_attempt_runs_is_refused_and_stops_retrying() -> None:

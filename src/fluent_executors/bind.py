@@ -17,7 +17,7 @@ from .retry import RetryExecutor, RetryPolicy
 from .throttle import ThrottleCount, ThrottleExecutor
 from .timeout import TimeoutExecutor
 
-__all__ = ["BoundCallable", "flat_bound"]
+__all__ = ["BoundCallable"]
 
 T = TypeVar("T")
 U = TypeVar("U")
