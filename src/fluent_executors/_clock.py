@@ -8,22 +8,35 @@ on one monotonic clock; a delay may be any number of seconds, ``math.inf``
 included: a wait longer than the platform can wait (:data:`threading.TIMEOUT_MAX`)
 waits that long and lets the caller look again, so a far deadline means "not
 before then" and never raises in an internal thread.
+
+:func:`fluent_executors.testing.virtual_time` replaces both functions (module
+attributes, so that the real path stays one plain function call) while it is
+installed; once it is removed, the real clock resumes from the virtual time reached
+(shifted by a constant offset), so the clock never goes back.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 __all__ = ["monotonic", "wait"]
 
+_offset = 0.0  # seconds by which virtual clocks moved the time forward, in total
 
-def monotonic() -> float:
+
+def _real_monotonic() -> float:
     """The time, in seconds, on the clock of every deadline of the library."""
     return time.monotonic()
 
 
-def wait(condition: threading.Condition, timeout: float | None) -> bool:
+def _shifted_monotonic() -> float:
+    """:func:`time.monotonic` moved forward by what virtual clocks added."""
+    return time.monotonic() + _offset
+
+
+def _real_wait(condition: threading.Condition, timeout: float | None) -> bool:
     """Wait on ``condition`` (whose lock the caller holds) for a notify, or until
     ``timeout`` seconds have passed; ``None`` waits for a notify alone.
 
@@ -34,3 +47,25 @@ def wait(condition: threading.Condition, timeout: float | None) -> bool:
     if timeout is not None and timeout > threading.TIMEOUT_MAX:
         timeout = threading.TIMEOUT_MAX
     return condition.wait(timeout)
+
+
+monotonic: Callable[[], float] = _real_monotonic
+wait: Callable[[threading.Condition, float | None], bool] = _real_wait
+
+
+def _install(
+    new_monotonic: Callable[[], float],
+    new_wait: Callable[[threading.Condition, float | None], bool],
+) -> None:
+    """Put the library on another clock (for :mod:`fluent_executors.testing`)."""
+    global monotonic, wait
+    monotonic = new_monotonic
+    wait = new_wait
+
+
+def _restore(virtual_now: float) -> None:
+    """Back to the real clock, which resumes at ``virtual_now`` (never earlier)."""
+    global _offset, monotonic, wait
+    _offset = max(_offset, virtual_now - time.monotonic())
+    monotonic = _shifted_monotonic if _offset else _real_monotonic
+    wait = _real_wait
