@@ -147,7 +147,7 @@ class ManualExecutor(Executor):
 class VirtualClock:
     """The library's clock while :func:`virtual_time` is installed: it stands still
     until :meth:`advance` moves it. Times are seconds, on the scale of
-    :func:`time.monotonic` (the virtual time starts at the real one).
+    ``time.monotonic()`` (the virtual time starts at the real one).
 
     .. versionadded:: 0.2.0
     """
