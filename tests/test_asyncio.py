@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar
 
@@ -19,25 +19,10 @@ from fluent_executors import (
     f_return_cancelled,
     f_return_error,
 )
+from fluent_executors.testing import ManualExecutor
 
 T = TypeVar("T")
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
-
-
-class ManualExecutor(Executor):
-    """Runs nothing: each submit returns a pending future that the test resolves."""
-
-    def __init__(self) -> None:
-        self.futures: list[Future[Any]] = []
-        self.shutdowns: list[bool] = []
-
-    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
-        future: Future[T] = Future()
-        self.futures.append(future)
-        return future
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        self.shutdowns.append(wait)
 
 
 @pytest.fixture
@@ -233,7 +218,7 @@ def test_shutdown_refuses_submits_and_shuts_down_the_delegate() -> None:
             executor.submit_with_loop(loop, print)
     finally:
         loop.close()
-    assert delegate.shutdowns == [False]
+    assert delegate.shutdowns == [(False, False)]
 
 
 # -- awaiting the library's futures ---------------------------------------------------
