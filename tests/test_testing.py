@@ -161,10 +161,14 @@ def test_the_plugin_fails_a_test_that_leaks_a_poll_thread(tmp_path: Path) -> Non
         )
     )
     src = Path(__file__).parent.parent / "src"
-    plugin = ["-p", "fluent_executors.pytest_plugin"]
+    # Installed, the package's entry point registers the plugin; from a source
+    # tree it is not installed: register it as our own conftest.py does.
+    (tmp_path / "conftest.py").write_text(
+        (Path(__file__).parent / "conftest.py").read_text()
+    )
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     result = subprocess.run(
-        [*command, *plugin, str(test_file)],
+        [*command, str(test_file)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
