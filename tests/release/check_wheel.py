@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
-import importlib.util
 import importlib.resources
+import importlib.util
 import pkgutil
 import sys
 from pathlib import Path
