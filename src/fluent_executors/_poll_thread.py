@@ -14,6 +14,7 @@ policy) runs outside the lock; the lock guards the bookkeeping only.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from . import _clock
 from ._metrics import ExecutorMetrics
 from ._proxy import mark_library_thread, must_reraise
+from ._scheduler import call_later
 
 if TYPE_CHECKING:
     from .poll import CancelFn, PollDescriptor, PollFn, _PollFuture
@@ -48,7 +50,9 @@ class _Poller:
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> None:
+        self._poll_timeout = poll_timeout
         self._poll_fn = poll_fn
         self._poll_retry_policy = poll_retry_policy
         self._max_batch = max_batch
@@ -251,16 +255,39 @@ class _Poller:
         """Call the poll function once; return the delay until the next poll."""
         metrics = self._metrics
         start = time.perf_counter() if metrics is not None else 0.0
+        watchdog = None
+        if self._poll_timeout is not None:
+            watchdog = call_later(
+                self._poll_timeout, functools.partial(self._overran, len(batch))
+            )
         try:
             returned = self._poll_fn(batch)
         except BaseException as error:
+            if watchdog is not None:
+                watchdog.cancel()
             if metrics is not None:
                 metrics.poll(time.perf_counter() - start, True)
             return self._poll_failed(batch, error)
+        if watchdog is not None:
+            watchdog.cancel()
         self._poll_failures = 0
         if metrics is not None:
             metrics.poll(time.perf_counter() - start, False)
         return self._delay(returned)
+
+    def _overran(self, size: int) -> None:
+        """The poll function has run longer than ``poll_timeout`` (on the
+        scheduler's thread, once per call): a sync call cannot be interrupted, so
+        it is counted, then logged."""
+        if self._metrics is not None:
+            self._metrics.poll_timeout()
+        self._logger.warning(
+            "poll function of poll executor %r has run for more than %s s with %d "
+            "futures and cannot be interrupted; give its requests a timeout",
+            self._name,
+            self._poll_timeout,
+            size,
+        )
 
     def _poll_failed(
         self, batch: list[PollDescriptor[Any]], error: BaseException
