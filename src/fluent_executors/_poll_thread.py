@@ -19,6 +19,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Awaitable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,7 @@ class _Poller:
         poll_timeout: float | None = None,
     ) -> None:
         self._poll_timeout = poll_timeout
+        self._loop: Any = None  # asyncio loop of an async poll function, if any
         self._poll_fn = poll_fn
         self._poll_retry_policy = poll_retry_policy
         self._max_batch = max_batch
@@ -185,6 +187,14 @@ class _Poller:
 
     def _run(self) -> None:
         mark_library_thread()
+        try:
+            self._loop_polls()
+        finally:
+            if self._loop is not None:  # of an async poll function
+                self._loop.close()
+                self._loop = None
+
+    def _loop_polls(self) -> None:
         while True:
             with self._cond:
                 while not self._due():
@@ -261,7 +271,11 @@ class _Poller:
                 self._poll_timeout, functools.partial(self._overran, len(batch))
             )
         try:
-            returned = self._poll_fn(batch)
+            returned: object = self._poll_fn(batch)
+            if isinstance(returned, Awaitable):  # an async poll function
+                if watchdog is not None:  # an async call can be cancelled
+                    watchdog.cancel()
+                returned = self._await(returned)
         except BaseException as error:
             if watchdog is not None:
                 watchdog.cancel()
@@ -274,6 +288,33 @@ class _Poller:
         if metrics is not None:
             metrics.poll(time.perf_counter() - start, False)
         return self._delay(returned)
+
+    def _await(self, awaitable: Awaitable[object]) -> object:
+        """Run what an async poll function returned on the poll thread's event
+        loop (made at the first one, closed as the thread ends), at most
+        ``poll_timeout`` seconds.
+
+        Raises:
+            TimeoutError: it took longer than ``poll_timeout``; it is cancelled.
+        """
+        import asyncio
+
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        timeout = self._poll_timeout
+
+        async def run() -> object:
+            if timeout is None:
+                return await awaitable
+            try:
+                return await asyncio.wait_for(awaitable, timeout)
+            except asyncio.TimeoutError:
+                raise TimeoutError(
+                    f"poll function of poll executor {self._name!r} took longer "
+                    f"than its poll_timeout of {timeout} s; cancelled"
+                ) from None
+
+        return self._loop.run_until_complete(run())
 
     def _overran(self, size: int) -> None:
         """The poll function has run longer than ``poll_timeout`` (on the

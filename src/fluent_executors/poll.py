@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import CancelledError, Executor, Future
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
@@ -21,9 +21,13 @@ __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 
 T = TypeVar("T")
 
-PollFn = Callable[[list["PollDescriptor[Any]"]], "float | None"]
+PollFn = Callable[
+    [list["PollDescriptor[Any]"]], "float | Awaitable[float | None] | None"
+]
 """A poll function: takes the descriptors of every future being polled and returns
-the delay in seconds until the next poll, or ``None`` for the executor's default."""
+the delay in seconds until the next poll, or ``None`` for the executor's default.
+It may be a coroutine function (``async def``): it is then awaited on an event loop
+that the poll thread runs for the executor's lifetime."""
 
 CancelFn = Callable[[Any], object]
 """A cancel function: takes the delegate's result and returns a truthy value if the
