@@ -169,7 +169,9 @@ def run(tasks: int, stop_after: int, store_path: Path) -> tuple[dict[str, str], 
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description="Re-attach to remote tasks after a restart."
+    )
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--stop-after", type=int, default=8)
     args = parser.parse_args(argv)
