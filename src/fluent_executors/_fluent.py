@@ -111,6 +111,7 @@ class FluentExecutor(Executor, Generic[R]):
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> PollExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.PollExecutor`.
 
@@ -131,6 +132,7 @@ class FluentExecutor(Executor, Generic[R]):
             self._chain_name(name),
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
+            poll_timeout=poll_timeout,
         )
 
     def with_retry(

@@ -122,6 +122,7 @@ class _Tally:
         "poll_calls",
         "poll_errors",
         "poll_seconds",
+        "poll_timeouts",
         "queue_length",
         "retry_attempts",
         "timeouts",
@@ -142,6 +143,7 @@ class _Tally:
         self.poll_calls = 0
         self.poll_errors = 0
         self.poll_seconds = _Histogram(POLL_BUCKETS)
+        self.poll_timeouts = 0
         self.retry_attempts = 0
         self.queue_length = 0
         self.timeouts = 0
@@ -250,6 +252,15 @@ FAMILIES = (
         "{call}",
         "Calls of the poll function that raised.",
         lambda t: t.poll_errors,
+        _POLL_KINDS,
+    ),
+    _Family(
+        "fluent_executors_poll_timeouts",
+        "fluent_executors.poll.timeouts",
+        True,
+        "{call}",
+        "Calls of the poll function that ran longer than the poll timeout.",
+        lambda t: t.poll_timeouts,
         _POLL_KINDS,
     ),
     _Family(
@@ -404,6 +415,12 @@ class ExecutorMetrics:
             tally.poll_seconds.observe(seconds)
         if self._record_poll is not None:
             self._record_poll(seconds)
+
+    def poll_timeout(self) -> None:
+        """A call of the poll function has run longer than its ``poll_timeout``."""
+        tally = self._tally
+        with tally.lock:
+            tally.poll_timeouts += 1
 
     def retry_attempt(self) -> None:
         """A callable is submitted again, after its first attempt."""

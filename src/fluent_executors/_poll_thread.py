@@ -14,16 +14,19 @@ policy) runs outside the lock; the lock guards the bookkeeping only.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import threading
 import time
+from collections.abc import Awaitable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from . import _clock
 from ._metrics import ExecutorMetrics
 from ._proxy import mark_library_thread, must_reraise
+from ._scheduler import call_later
 
 if TYPE_CHECKING:
     from .poll import CancelFn, PollDescriptor, PollFn, _PollFuture
@@ -48,7 +51,10 @@ class _Poller:
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> None:
+        self._poll_timeout = poll_timeout
+        self._loop: Any = None  # asyncio loop of an async poll function, if any
         self._poll_fn = poll_fn
         self._poll_retry_policy = poll_retry_policy
         self._max_batch = max_batch
@@ -181,6 +187,14 @@ class _Poller:
 
     def _run(self) -> None:
         mark_library_thread()
+        try:
+            self._loop_polls()
+        finally:
+            if self._loop is not None:  # of an async poll function
+                self._loop.close()
+                self._loop = None
+
+    def _loop_polls(self) -> None:
         while True:
             with self._cond:
                 while not self._due():
@@ -251,16 +265,70 @@ class _Poller:
         """Call the poll function once; return the delay until the next poll."""
         metrics = self._metrics
         start = time.perf_counter() if metrics is not None else 0.0
+        watchdog = None
+        if self._poll_timeout is not None:
+            watchdog = call_later(
+                self._poll_timeout, functools.partial(self._overran, len(batch))
+            )
         try:
-            returned = self._poll_fn(batch)
+            returned: object = self._poll_fn(batch)
+            if isinstance(returned, Awaitable):  # an async poll function
+                if watchdog is not None:  # an async call can be cancelled
+                    watchdog.cancel()
+                returned = self._await(returned)
         except BaseException as error:
+            if watchdog is not None:
+                watchdog.cancel()
             if metrics is not None:
                 metrics.poll(time.perf_counter() - start, True)
             return self._poll_failed(batch, error)
+        if watchdog is not None:
+            watchdog.cancel()
         self._poll_failures = 0
         if metrics is not None:
             metrics.poll(time.perf_counter() - start, False)
         return self._delay(returned)
+
+    def _await(self, awaitable: Awaitable[object]) -> object:
+        """Run what an async poll function returned on the poll thread's event
+        loop (made at the first one, closed as the thread ends), at most
+        ``poll_timeout`` seconds.
+
+        Raises:
+            TimeoutError: it took longer than ``poll_timeout``; it is cancelled.
+        """
+        import asyncio
+
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        timeout = self._poll_timeout
+
+        async def run() -> object:
+            if timeout is None:
+                return await awaitable
+            try:
+                return await asyncio.wait_for(awaitable, timeout)
+            except asyncio.TimeoutError:
+                raise TimeoutError(
+                    f"poll function of poll executor {self._name!r} took longer "
+                    f"than its poll_timeout of {timeout} s; cancelled"
+                ) from None
+
+        return self._loop.run_until_complete(run())
+
+    def _overran(self, size: int) -> None:
+        """The poll function has run longer than ``poll_timeout`` (on the
+        scheduler's thread, once per call): a sync call cannot be interrupted, so
+        it is counted, then logged."""
+        if self._metrics is not None:
+            self._metrics.poll_timeout()
+        self._logger.warning(
+            "poll function of poll executor %r has run for more than %s s with %d "
+            "futures and cannot be interrupted; give its requests a timeout",
+            self._name,
+            self._poll_timeout,
+            size,
+        )
 
     def _poll_failed(
         self, batch: list[PollDescriptor[Any]], error: BaseException

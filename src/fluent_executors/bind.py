@@ -164,6 +164,7 @@ class BoundCallable(Generic[P, T]):
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> BoundCallable[P, T]:
         """Resolve the futures through a poll function: see
         :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
@@ -177,6 +178,7 @@ class BoundCallable(Generic[P, T]):
             self._name(name),
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
+            poll_timeout=poll_timeout,
         )
         return BoundCallable(wrapped, self._fn)
 

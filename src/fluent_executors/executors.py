@@ -202,6 +202,7 @@ class Executors:
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> PollExecutor[R]: ...
 
     @overload
@@ -216,6 +217,7 @@ class Executors:
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> PollExecutor[SameResult]: ...
 
     @staticmethod
@@ -229,6 +231,7 @@ class Executors:
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> PollExecutor[R] | PollExecutor[SameResult]:
         """Wrap ``executor`` in a :class:`~fluent_executors.PollExecutor`.
 
@@ -244,6 +247,10 @@ class Executors:
             logger: where to log; default the ``fluent_executors.poll`` logger.
             name: the new executor's name; default ``executor``'s ``name``, if it
                 has one, else ``"default"``.
+            poll_retry_policy: keyword-only; see
+                :class:`~fluent_executors.PollExecutor`.
+            max_batch: keyword-only; see :class:`~fluent_executors.PollExecutor`.
+            poll_timeout: keyword-only; see :class:`~fluent_executors.PollExecutor`.
 
         Returns:
             A ``PollExecutor[R]`` if ``executor`` is a
@@ -254,8 +261,10 @@ class Executors:
         Raises:
             TypeError: ``executor`` has no ``submit`` method; ``poll_fn`` or
                 ``cancel_fn`` is not callable; ``default_interval`` is not a number;
-                ``name`` is not a ``str``.
-            ValueError: ``default_interval`` is negative or NaN.
+                ``name`` is not a ``str``; or a keyword-only argument is of the
+                wrong type (see :class:`~fluent_executors.PollExecutor`).
+            ValueError: ``default_interval`` or ``poll_timeout`` is negative or
+                NaN; ``max_batch`` is below 1.
         """
         return PollExecutor(
             executor,
@@ -266,6 +275,7 @@ class Executors:
             name_of(executor, name),
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
+            poll_timeout=poll_timeout,
         )
 
     @overload

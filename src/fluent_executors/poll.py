@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import CancelledError, Executor, Future
 from types import TracebackType
 from typing import Any, Generic, TypeVar, overload
@@ -21,9 +21,13 @@ __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 
 T = TypeVar("T")
 
-PollFn = Callable[[list["PollDescriptor[Any]"]], "float | None"]
+PollFn = Callable[
+    [list["PollDescriptor[Any]"]], "float | Awaitable[float | None] | None"
+]
 """A poll function: takes the descriptors of every future being polled and returns
-the delay in seconds until the next poll, or ``None`` for the executor's default."""
+the delay in seconds until the next poll, or ``None`` for the executor's default.
+It may be a coroutine function (``async def``): it is then awaited on an event loop
+that the poll thread runs for the executor's lifetime."""
 
 CancelFn = Callable[[Any], object]
 """A cancel function: takes the delegate's result and returns a truthy value if the
@@ -258,12 +262,24 @@ class PollExecutor(WrapperExecutor[R]):
             ``None``, raises, or returns something that is not a number.
         logger: where to log; default ``logging.getLogger("fluent_executors.poll")``.
         name: the executor's name, used in the poll thread's name and log messages.
+        poll_retry_policy: keyword-only, a :class:`~fluent_executors.RetryPolicy`
+            for errors of the poll function; see the poll page, "Real services".
+            Default: none, an error fails the futures of that call.
+        max_batch: keyword-only, at most this many descriptors (``int``, 1 or more)
+            per call of the poll function; see the poll page. Default: no limit.
+        poll_timeout: keyword-only, seconds a call of the poll function may take.
+            A call cannot be interrupted: one that takes longer is logged at
+            WARNING (once per call, while it still runs) and counted in the
+            ``fluent_executors_poll_timeouts`` metric, and goes on. Give the
+            poll function's requests a timeout of their own. Default: none.
 
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``poll_fn`` or ``cancel_fn``
             is not callable; ``default_interval`` is not a real number; ``name`` is
-            not a ``str``.
-        ValueError: ``default_interval`` is negative or NaN.
+            not a ``str``; ``poll_retry_policy`` is not a ``RetryPolicy``;
+            ``max_batch`` is not an ``int``; ``poll_timeout`` is not a real number.
+        ValueError: ``default_interval`` or ``poll_timeout`` is negative or NaN;
+            ``max_batch`` is below 1.
 
     Type parameters:
         R: the result type of the futures: the delegate's, if it is a
@@ -283,6 +299,7 @@ class PollExecutor(WrapperExecutor[R]):
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> None: ...
 
     @overload
@@ -297,6 +314,7 @@ class PollExecutor(WrapperExecutor[R]):
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> None: ...
 
     def __init__(
@@ -310,6 +328,7 @@ class PollExecutor(WrapperExecutor[R]):
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
+        poll_timeout: float | None = None,
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
         check_callable("poll_fn", poll_fn)
@@ -330,6 +349,11 @@ class PollExecutor(WrapperExecutor[R]):
                 )
             if max_batch < 1:
                 raise ValueError(f"max_batch must be at least 1, got {max_batch}")
+        timeout = (
+            None
+            if poll_timeout is None
+            else check_non_negative("poll_timeout", poll_timeout)
+        )
         self._open_metrics("poll")
         self._poller = _Poller(
             poll_fn,
@@ -340,6 +364,7 @@ class PollExecutor(WrapperExecutor[R]):
             self._metrics,
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
+            poll_timeout=timeout,
         )
         weakref.finalize(self, self._poller.close).atexit = False
 

@@ -1,0 +1,54 @@
+"""The re-attach example (docs/examples/reattach.py): a run stopped mid-way and
+restarted resolves every task and publishes none twice."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
+
+
+@pytest.fixture(scope="module")
+def reattach() -> Iterator[ModuleType]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(EXAMPLES))
+        yield importlib.import_module("reattach")
+
+
+@pytest.mark.parametrize(("tasks", "stop_after"), [(20, 8), (5, 0), (5, 5)])
+def test_every_task_resolves_once_published_after_a_restart(
+    reattach: ModuleType, tmp_path: Path, tasks: int, stop_after: int
+) -> None:
+    results, most = reattach.run(tasks, stop_after, tmp_path / "tasks.db")
+
+    assert results == {f"payload-{i}": f"PAYLOAD-{i}" for i in range(tasks)}
+    assert most == 1
+
+
+def test_the_restart_attaches_the_stored_tasks_without_publishing(
+    reattach: ModuleType, tmp_path: Path
+) -> None:
+    service = reattach.FakeService()
+    payloads = [f"p{i}" for i in range(6)]
+    store = tmp_path / "tasks.db"
+    reattach.first_run(service, store, payloads, 4)
+    assert sum(service.publishes.values()) == 4
+
+    reattach.second_run(service, store, payloads)
+
+    assert sorted(service.publishes) == payloads
+    assert set(service.publishes.values()) == {1}
+
+
+def test_main_prints_a_summary(
+    reattach: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reattach.main(["--tasks", "6", "--stop-after", "3"])
+    assert (
+        "6 tasks resolved; most publishes of one payload: 1" in capsys.readouterr().out
+    )
