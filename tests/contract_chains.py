@@ -190,7 +190,7 @@ CHAINS = [
     Chain("sync", (RETRY, TIMEOUT_600)),
     Chain("thread_pool", (MAP, RETRY)),
     Chain("thread_pool", (THROTTLE, RATE_LIMIT, CANCEL_ON_SHUTDOWN, FLAT_MAP)),
-    # The chain of DESIGN.md.
+    # The chain of the user guide (docs/guide.rst, "Composing executors").
     Chain("thread_pool", (POLL_CANCEL_FN, TIMEOUT_600, RETRY), workers=8),
     Chain("thread_pool", EVERY_WRAPPER, alias="every_wrapper"),
     Chain("sync", EVERY_WRAPPER, alias="every_wrapper"),

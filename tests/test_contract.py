@@ -1,11 +1,12 @@
 """One contract for every executor: each executor type, each wrapper alone on a thread
-pool, and long chains (the chain of DESIGN.md; every wrapper, some twice, on a thread
-pool and on the sync executor) must pass the same checks: results and exceptions
-arrive unchanged; cancelling pending work succeeds and the work never runs; raising
-done callbacks break nothing; futures outlive their executor; shutdown is idempotent,
-refuses new work, reaches the innermost executor and leaves no thread behind; a
-delegate whose ``submit`` raises fails the future or the submit, never hangs it; and
-thousands of submits with random cancels end with every future done, nothing logged.
+pool, and long chains (the user guide's chain, docs/guide.rst; every wrapper, some
+twice, on a thread pool and on the sync executor) must pass the same checks: results and
+exceptions arrive unchanged; cancelling pending work succeeds and the work never runs;
+raising done callbacks break nothing; futures outlive their executor; shutdown is
+idempotent, refuses new work, reaches the innermost executor and leaves no thread
+behind; a delegate whose ``submit`` raises fails the future or the submit, never hangs
+it; and thousands of submits with random cancels end with every future done, nothing
+logged.
 
 The executors come from ``contract_chains.py``: a fresh one for each test. Work is
 made to wait in a pool by occupying every worker of the innermost pool with a

@@ -1,4 +1,5 @@
-"""PollExecutor and PollDescriptor: one test per row of SPEC-poll.md's tables.
+"""PollExecutor and PollDescriptor: one test per row of the poll page's tables
+(docs/poll.rst).
 
 The sections follow the spec: the state table, the error table, then our decisions
 table. A few tests cover the rest of the standard future API and the scale

@@ -303,7 +303,7 @@ def check_wrapping_any_executor_errors() -> None:
 
 
 def check_chains_keep_the_type() -> None:
-    # DESIGN.md's chain: every link keeps the callable's result type.
+    # The user guide's chain (docs/guide.rst): every link keeps the result type.
     executor = (
         Executors.thread_pool(max_workers=8, name="publisher")
         .with_poll(poll_tasks, cancel_fn=cancel_task, default_interval=2.0)
