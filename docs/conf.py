@@ -44,8 +44,14 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.doctest",
     "sphinx.ext.viewcode",
+    # Figures drawn at build time from the scripts in docs/figures/ (no network).
+    "matplotlib.sphinxext.plot_directive",
 ]
-exclude_patterns = ["_build"]
+plot_include_source = False
+plot_html_show_source_link = False
+plot_html_show_formats = False
+plot_formats = [("svg", 100)]
+exclude_patterns = ["_build", "figures"]
 default_role = "py:obj"
 
 # Report every reference that does not resolve, so that a misspelt or unexported
