@@ -259,6 +259,14 @@ def test_has_every_field_of_a_standard_future():
     assert proxy._condition is proxy._condition
 
 
+def test_the_light_condition_sets_every_field_of_a_standard_condition():
+    # A proxy future's Condition skips Condition.__init__ and sets the fields itself:
+    # on a Python whose Condition has other fields, it would miss them.
+    standard = threading.Condition(threading.Lock())
+    light = ProxyFuture()._condition
+    assert set(vars(light)) | {"acquire", "release"} == set(vars(standard))
+
+
 def blocked_waiters(future: ProxyFuture[Any], count: int) -> None:
     """Return once ``count`` threads are blocked in a wait on ``future``'s Condition
     (so that what follows tests their wake-up, not the done future's fast path)."""

@@ -10,6 +10,7 @@
 #   _fluent _metrics                FluentExecutor and its with_* methods; metrics
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
+#   _callbacks                      running users' callbacks (contained, flat)
 #
 # The one way up: a with_* method of _fluent imports the module of the wrapper it
 # builds when it is called (its return type is that subclass of FluentExecutor).

@@ -24,8 +24,8 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from . import _clock
+from ._callbacks import mark_library_thread, must_reraise
 from ._metrics import ExecutorMetrics
-from ._proxy import mark_library_thread, must_reraise
 from ._scheduler import call_later
 
 if TYPE_CHECKING:

@@ -16,108 +16,14 @@ from concurrent.futures._base import (
     PENDING,
     _Waiter,
 )
-from functools import partial
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union, cast
+
+from ._callbacks import contain, run_flat
 
 T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
-
-# Resolving a future runs the done callbacks of the futures that follow it, which
-# resolve them and run the callbacks of the futures that follow those, and so on: a
-# chain of n futures (say, a loop written with f_flat_map) would nest n levels deep,
-# and past the interpreter's recursion limit the standard Future logs the
-# RecursionError and leaves the rest of the chain pending forever. So callbacks
-# run through run_flat nest at most this deep; deeper ones are queued, and run by
-# the outermost one, in the same thread, before it returns. (A callback that deep
-# which waits for a queued one would wait forever: callbacks must not block.)
-_MAX_NESTING = 50
-
-
-class _Nesting(threading.local):
-    def __init__(self) -> None:
-        self.depth = 0
-        self.queued: deque[Callable[[], object]] = deque()
-
-
-_nesting = _Nesting()
-
-
-class _ThreadRole(threading.local):
-    library = False  # set in the library's own threads (scheduler, poll threads)
-
-
-_thread_role = _ThreadRole()
-
-
-def mark_library_thread() -> None:
-    """Mark the calling thread as one of the library's own (the scheduler, its
-    workers, a poll thread): there, a done callback's ``KeyboardInterrupt`` or
-    ``SystemExit`` is logged and contained instead of re-raised."""
-    _thread_role.library = True
-
-
-def in_library_thread() -> bool:
-    """Whether the calling thread is one of the library's own (see
-    :func:`mark_library_thread`): one that must never block on a user's executor."""
-    return _thread_role.library
-
-
-def contain(error: BaseException, where: object) -> BaseException | None:
-    """Log ``error``, raised by user code called back for ``where``; return it if
-    the caller must re-raise it once the other callbacks have run.
-
-    In a user's thread a ``KeyboardInterrupt`` or ``SystemExit`` is re-raised then,
-    so that Ctrl-C still works; in the library's own threads, and for any other
-    exception, it is only logged: an internal thread serves every executor, and one
-    callback must not keep the others from running.
-    """
-    logger.error("exception calling callback for %r", where, exc_info=error)
-    return error if must_reraise(error) else None
-
-
-def must_reraise(error: BaseException) -> bool:
-    """Whether ``error``, raised by user code and logged, must still propagate: a
-    ``KeyboardInterrupt`` or ``SystemExit`` in a user's thread (not in one of the
-    library's own, which serve every executor)."""
-    return isinstance(error, (KeyboardInterrupt, SystemExit)) and not (
-        in_library_thread()
-    )
-
-
-def run_flat(callback: Callable[[Future[Any]], object], future: Future[Any]) -> None:
-    """Run the done callback ``callback(future)`` so that a chain of futures, each
-    resolved by a callback of the previous one, resolves without deep recursion,
-    however long. Call it from a done callback; it never raises."""
-    nesting = _nesting
-    if nesting.depth >= _MAX_NESTING:
-        nesting.queued.append(partial(callback, future))
-        return
-    nesting.depth += 1
-    escaped = None
-    try:
-        callback(future)
-    except BaseException as error:  # as Future does for its callbacks: log, go on
-        escaped = contain(error, future)
-    finally:
-        if nesting.depth == 1:
-            escaped = _run_queued(nesting.queued) or escaped
-        nesting.depth -= 1
-    if escaped is not None:
-        raise escaped
-
-
-def _run_queued(queued: deque[Callable[[], object]]) -> BaseException | None:
-    escaped = None
-    while queued:
-        call = queued.popleft()
-        try:
-            call()
-        except BaseException as error:  # as Future does for its callbacks: log, go on
-            escaped = contain(error, call) or escaped
-    return escaped
-
 
 # Creating its future is much of what a wrapper costs per call. Future.__init__ makes
 # a Condition over an RLock, which binds five methods to each instance, and every
@@ -133,19 +39,12 @@ _CANCELLED = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED})
 
 # Condition.__init__ binds the lock's methods to each instance, and learns with an
 # AttributeError each that a plain Lock has no _release_save, _acquire_restore or
-# _is_owned (Condition's own methods then serve): the Condition of a proxy future
-# skips that where Condition has exactly the fields expected (3.10 to 3.13 have).
-_LIGHT_CONDITION = set(vars(threading.Condition(threading.Lock()))) == {
-    "_lock",
-    "_waiters",
-    "acquire",
-    "release",
-}
-
-
+# _is_owned (Condition's own methods then serve). The Condition of a proxy future
+# skips that: it sets the two fields that Condition's methods read (3.10 to 3.13;
+# tests/test_future.py fails if a version's Condition has other fields).
 class _LightCondition(threading.Condition):
     """A ``threading.Condition`` over a plain ``Lock``, without bound methods of
-    its own (see ``_LIGHT_CONDITION``)."""
+    its own."""
 
     def __init__(self, lock: threading.Lock) -> None:  # instead of Condition.__init__
         self._lock = lock
@@ -255,9 +154,7 @@ class ProxyFuture(Future[T]):
             with self._lock:  # two threads must get the same Condition
                 condition = self._made_condition
                 if condition is None:
-                    condition = self._made_condition = (
-                        _LightCondition if _LIGHT_CONDITION else threading.Condition
-                    )(self._lock)
+                    condition = self._made_condition = (_LightCondition)(self._lock)
         return condition
 
     def _get_waiters(self) -> list[_Waiter]:

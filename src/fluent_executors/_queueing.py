@@ -11,8 +11,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, Generic, NamedTuple, TypeVar
 
+from ._callbacks import in_library_thread
 from ._fluent import R
-from ._proxy import ProxyFuture, in_library_thread
+from ._proxy import ProxyFuture
 from ._wrapper import WrapperExecutor, shutdown_delegate
 
 T = TypeVar("T")

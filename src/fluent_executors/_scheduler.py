@@ -45,7 +45,7 @@ from collections import deque
 from collections.abc import Callable
 
 from . import _clock
-from ._proxy import mark_library_thread
+from ._callbacks import mark_library_thread
 
 __all__ = [
     "THREAD_NAME",

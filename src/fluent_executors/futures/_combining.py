@@ -10,7 +10,8 @@ from concurrent.futures import Future
 from functools import cache, partial
 from typing import Any, TypeVar, overload
 
-from .._proxy import ProxyFuture, run_flat
+from .._callbacks import run_flat
+from .._proxy import ProxyFuture
 from .._wrapper import check_callable
 from ._checks import (
     _cancel_pending,
