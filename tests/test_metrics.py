@@ -333,7 +333,7 @@ def test_the_default_registry_exposes_the_metrics_as_text() -> None:
 
 
 def test_a_duration_equal_to_a_bucket_bound_falls_in_that_bucket() -> None:
-    histogram = _metrics._Histogram((0.1, 1.0))
+    histogram = _metrics.Histogram((0.1, 1.0))
 
     for seconds in (0.1, 0.5, 1.0, 7.0):
         histogram.observe(seconds)

@@ -5,15 +5,20 @@
 #   bind, pools       BoundCallable; the thread and process pools
 #   poll retry timeout map throttle rate_limit cancel_on_shutdown asyncio sync
 #   dask ray futures  one module per wrapper (dask and ray on _remote), combinators
+#   _retry_policy                   retry policies (of retry, and of failed polls)
 #   _wrapper _queueing _remote      what the wrappers share: delegate, shutdown,
-#                                   checks; the queue of throttle and rate limit
-#   _fluent _metrics                FluentExecutor and its with_* methods; metrics
+#   _outstanding                    checks; the queue of throttle and rate limit;
+#                                   the futures outstanding until a shutdown ends
+#   _fluent _exporters _metrics     FluentExecutor and its with_* methods; metrics
+#                                   (the exporters of Prometheus and OpenTelemetry
+#                                   are imported when the first executor starts them)
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
 #   _callbacks                      running users' callbacks (contained, flat)
 #
-# The one way up: a with_* method of _fluent imports the module of the wrapper it
-# builds when it is called (its return type is that subclass of FluentExecutor).
+# The ways up, deferred imports on first use: a with_* method of _fluent imports the
+# module of the wrapper it builds (its return type is that subclass of
+# FluentExecutor); _metrics imports _exporters when the first executor is created.
 
 """Composable :mod:`concurrent.futures` executors: poll remote tasks through one poll
 function, and wrap any executor in more behaviour, one ``with_*`` call at a time.
@@ -29,6 +34,7 @@ from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, SameResult
 from ._progress import progress
 from ._proxy import ProxyFuture
+from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor
 from .dask import DaskExecutor
@@ -61,7 +67,6 @@ from .timeout import TimeoutExecutor
 
 if TYPE_CHECKING:
     from ._process_pool import ProcessPoolExecutor
-    from .asyncio import AsyncioExecutor
 
 __version__ = "0.1.0"
 
@@ -112,13 +117,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """``AsyncioExecutor`` and ``ProcessPoolExecutor``, imported on first use, so
-    that ``import fluent_executors`` imports neither asyncio nor multiprocessing
-    (PEP 562)."""
-    if name == "AsyncioExecutor":
-        from .asyncio import AsyncioExecutor
-
-        return AsyncioExecutor
+    """``ProcessPoolExecutor``, imported on first use, so that ``import
+    fluent_executors`` does not import multiprocessing (PEP 562)."""
     if name == "ProcessPoolExecutor":
         from ._process_pool import ProcessPoolExecutor
 

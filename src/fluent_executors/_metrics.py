@@ -1,13 +1,14 @@
 """Metrics of the executors, read by Prometheus and OpenTelemetry if installed.
 
-The backends are chosen once, when this module is imported:
+The backends are chosen once, when the first executor is created (the exporters
+live in :mod:`fluent_executors._exporters`, imported then):
 
 - ``prometheus``, if ``prometheus_client`` can be imported (the ``prometheus`` extra):
   a collector is registered in its default registry, ``prometheus_client.REGISTRY``;
 - ``otel``, if ``opentelemetry.metrics`` can be imported (the ``otel`` extra): the
   instruments come from ``metrics.get_meter("fluent_executors", version)``, so they
-  record into whatever meter provider the application sets, before or after this
-  import, and into the API's no-op one until then;
+  record into whatever meter provider the application sets, before or after that,
+  and into the API's no-op one until then;
 - none at all if neither can be imported, or if the environment variable
   ``FLUENT_EXECUTORS_METRICS`` is ``0`` (``false``, ``off``, ``no``). It may also
   name the backends to use: ``prometheus``, ``otel`` or ``prometheus,otel``.
@@ -18,7 +19,7 @@ nothing else, so that disabled metrics cost one ``is not None`` per hook.
 
 With one, each executor asks :func:`for_executor` once, at the end of its
 construction, for an :class:`ExecutorMetrics`, through which it records into the
-:class:`_Tally` of its kind and name: plain integers (and the bucket counts of two
+:class:`Tally` of its kind and name: plain integers (and the bucket counts of two
 histograms) under one lock, one short critical section per event. The backends read
 the tallies when they collect: Prometheus through a custom collector, OpenTelemetry
 through observable instruments. Only the durations are also recorded into
@@ -37,7 +38,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -47,8 +48,7 @@ from ._proxy import ProxyFuture
 if TYPE_CHECKING:
     import asyncio
 
-    from opentelemetry import metrics as otel_metrics
-    from prometheus_client.metrics_core import Metric
+    from ._exporters import OpenTelemetry
 
 __all__ = ["ENV_VAR", "ExecutorMetrics", "for_executor"]  # and BACKENDS, ENABLED
 
@@ -65,9 +65,6 @@ FUTURE_BUCKETS = (
 )
 POLL_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
-_OFF = {"0", "false", "off", "no"}
-_ALL = {"", "1", "true", "on", "yes"}
-_ALIASES = {"prometheus": "prometheus", "otel": "otel", "opentelemetry": "otel"}
 
 # The kinds of executor that use each family of their own: their series exist (at
 # zero) from the executor's creation on, so that rate() and alerts see them at once.
@@ -81,7 +78,7 @@ _TIMEOUT_KINDS = frozenset({"timeout"})
 # -- the tallies: what the executors record into ----------------------------------
 
 
-class _Histogram:
+class Histogram:
     """Bucket counts and a sum of seconds; guarded by its tally's lock."""
 
     __slots__ = ("bounds", "counts", "total")
@@ -96,14 +93,14 @@ class _Histogram:
         self.counts[bisect.bisect_left(self.bounds, seconds)] += 1
         self.total += seconds
 
-    def copy(self) -> _Histogram:
-        copy = _Histogram(self.bounds)
+    def copy(self) -> Histogram:
+        copy = Histogram(self.bounds)
         copy.counts = list(self.counts)
         copy.total = self.total
         return copy
 
 
-class _Tally:
+class Tally:
     """The counts of the executors of one kind and name. Every field is read and
     written under ``lock``."""
 
@@ -139,37 +136,37 @@ class _Tally:
         self.futures_done = 0
         self.futures_cancelled = 0
         self.futures_failed = 0
-        self.future_seconds = _Histogram(FUTURE_BUCKETS)
+        self.future_seconds = Histogram(FUTURE_BUCKETS)
         self.poll_calls = 0
         self.poll_errors = 0
-        self.poll_seconds = _Histogram(POLL_BUCKETS)
+        self.poll_seconds = Histogram(POLL_BUCKETS)
         self.poll_timeouts = 0
         self.retry_attempts = 0
         self.queue_length = 0
         self.timeouts = 0
 
 
-class _Store:
+class Store:
     """Every tally, by kind and name; tallies are never removed (like the label
     children of a Prometheus metric)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._tallies: dict[tuple[str, str], _Tally] = {}
+        self._tallies: dict[tuple[str, str], Tally] = {}
 
-    def tally(self, kind: str, name: str) -> _Tally:
+    def tally(self, kind: str, name: str) -> Tally:
         with self._lock:
             tally = self._tallies.get((kind, name))
             if tally is None:
-                tally = self._tallies[kind, name] = _Tally(kind, name)
+                tally = self._tallies[kind, name] = Tally(kind, name)
             return tally
 
-    def tallies(self) -> list[_Tally]:
+    def tallies(self) -> list[Tally]:
         with self._lock:
             return list(self._tallies.values())
 
 
-class _Family(NamedTuple):
+class Family(NamedTuple):
     """One metric that a tally holds as a number."""
 
     prometheus: str  # without the _total of counters, which prometheus_client adds
@@ -177,12 +174,12 @@ class _Family(NamedTuple):
     counter: bool  # else a gauge (an up-down counter in OpenTelemetry)
     unit: str  # of OpenTelemetry
     description: str
-    read: Callable[[_Tally], int]
+    read: Callable[[Tally], int]
     kinds: frozenset[str] | None  # those that report it at zero; None: every kind
 
 
 FAMILIES = (
-    _Family(
+    Family(
         "fluent_executors_executors_created",
         "fluent_executors.executors.created",
         True,
@@ -191,7 +188,7 @@ FAMILIES = (
         lambda t: t.executors_created,
         None,
     ),
-    _Family(
+    Family(
         "fluent_executors_executors_in_use",
         "fluent_executors.executors.in_use",
         False,
@@ -200,7 +197,7 @@ FAMILIES = (
         lambda t: t.executors_created - t.executors_closed,
         None,
     ),
-    _Family(
+    Family(
         "fluent_executors_futures_created",
         "fluent_executors.futures.created",
         True,
@@ -209,7 +206,7 @@ FAMILIES = (
         lambda t: t.futures_created,
         None,
     ),
-    _Family(
+    Family(
         "fluent_executors_futures_in_progress",
         "fluent_executors.futures.in_progress",
         False,
@@ -218,7 +215,7 @@ FAMILIES = (
         lambda t: t.futures_created - t.futures_done,
         None,
     ),
-    _Family(
+    Family(
         "fluent_executors_futures_cancelled",
         "fluent_executors.futures.cancelled",
         True,
@@ -227,7 +224,7 @@ FAMILIES = (
         lambda t: t.futures_cancelled,
         None,
     ),
-    _Family(
+    Family(
         "fluent_executors_futures_failed",
         "fluent_executors.futures.failed",
         True,
@@ -236,7 +233,7 @@ FAMILIES = (
         lambda t: t.futures_failed,
         None,
     ),
-    _Family(
+    Family(
         "fluent_executors_poll_calls",
         "fluent_executors.poll.calls",
         True,
@@ -245,7 +242,7 @@ FAMILIES = (
         lambda t: t.poll_calls,
         _POLL_KINDS,
     ),
-    _Family(
+    Family(
         "fluent_executors_poll_errors",
         "fluent_executors.poll.errors",
         True,
@@ -254,7 +251,7 @@ FAMILIES = (
         lambda t: t.poll_errors,
         _POLL_KINDS,
     ),
-    _Family(
+    Family(
         "fluent_executors_poll_timeouts",
         "fluent_executors.poll.timeouts",
         True,
@@ -263,7 +260,7 @@ FAMILIES = (
         lambda t: t.poll_timeouts,
         _POLL_KINDS,
     ),
-    _Family(
+    Family(
         "fluent_executors_retry_attempts",
         "fluent_executors.retry.attempts",
         True,
@@ -272,7 +269,7 @@ FAMILIES = (
         lambda t: t.retry_attempts,
         _RETRY_KINDS,
     ),
-    _Family(
+    Family(
         "fluent_executors_throttle_queue_length",
         "fluent_executors.throttle.queue_length",
         False,
@@ -281,7 +278,7 @@ FAMILIES = (
         lambda t: t.queue_length,
         _QUEUE_KINDS,
     ),
-    _Family(
+    Family(
         "fluent_executors_timeouts",
         "fluent_executors.timeouts",
         True,
@@ -293,18 +290,18 @@ FAMILIES = (
 )
 
 
-class _HistogramFamily(NamedTuple):
+class HistogramFamily(NamedTuple):
     """One metric that a tally holds as a histogram of seconds."""
 
     prometheus: str
     otel: str
     description: str
-    read: Callable[[_Tally], _Histogram]
+    read: Callable[[Tally], Histogram]
     kinds: frozenset[str] | None
     bounds: tuple[float, ...]
 
 
-FUTURE_DURATION = _HistogramFamily(
+FUTURE_DURATION = HistogramFamily(
     "fluent_executors_future_duration_seconds",
     "fluent_executors.future.duration",
     "Seconds from submit to the end of a future, whatever its outcome.",
@@ -312,7 +309,7 @@ FUTURE_DURATION = _HistogramFamily(
     None,
     FUTURE_BUCKETS,
 )
-POLL_DURATION = _HistogramFamily(
+POLL_DURATION = HistogramFamily(
     "fluent_executors_poll_duration_seconds",
     "fluent_executors.poll.duration",
     "Seconds spent in each call of the poll function.",
@@ -323,7 +320,7 @@ POLL_DURATION = _HistogramFamily(
 HISTOGRAMS = (FUTURE_DURATION, POLL_DURATION)
 
 
-def _reported(family: _Family | _HistogramFamily, tally: _Tally, value: float) -> bool:
+def reported(family: Family | HistogramFamily, tally: Tally, value: float) -> bool:
     """Whether a reader reports ``value`` of ``family`` for ``tally``."""
     return value != 0 or family.kinds is None or tally.kind in family.kinds
 
@@ -349,7 +346,7 @@ class ExecutorMetrics:
     def __init__(
         self,
         executor: object,
-        tally: _Tally,
+        tally: Tally,
         record_future: DurationRecorder | None,
         record_poll: DurationRecorder | None,
     ) -> None:
@@ -441,229 +438,13 @@ class ExecutorMetrics:
             tally.timeouts += 1
 
 
-def _count_closed(tally: _Tally) -> None:
+def _count_closed(tally: Tally) -> None:
     with tally.lock:
         tally.executors_closed += 1
 
 
-# -- Prometheus -----------------------------------------------------------------------
-
-
-class _PrometheusCollector:
-    """A custom collector of ``prometheus_client``: reads every tally at each
-    scrape."""
-
-    def __init__(self, store: _Store) -> None:
-        self._store = store
-
-    def describe(self) -> list[Metric]:
-        """The metric families, without samples (for the registry's checks)."""
-        return list(self._families([]))
-
-    def collect(self) -> Iterator[Metric]:
-        """The metric families, with a sample for each kind and name."""
-        return self._families(self._store.tallies())
-
-    def _families(self, tallies: Sequence[_Tally]) -> Iterator[Metric]:
-        from prometheus_client.core import (
-            CounterMetricFamily,
-            GaugeMetricFamily,
-            HistogramMetricFamily,
-        )
-
-        labels = ["type", "executor"]  # as in more-executors
-        snapshots = []
-        for tally in tallies:
-            with tally.lock:
-                values = [family.read(tally) for family in FAMILIES]
-                histograms = [family.read(tally).copy() for family in HISTOGRAMS]
-            snapshots.append((tally, values, histograms))
-        for index, family in enumerate(FAMILIES):
-            kind = CounterMetricFamily if family.counter else GaugeMetricFamily
-            metric = kind(family.prometheus, family.description, labels=labels)
-            for tally, values, _ in snapshots:
-                if _reported(family, tally, values[index]):
-                    metric.add_metric([tally.kind, tally.name], float(values[index]))
-            yield metric
-        for index, histogram_family in enumerate(HISTOGRAMS):
-            histogram_metric = HistogramMetricFamily(
-                histogram_family.prometheus, histogram_family.description, labels=labels
-            )
-            for tally, _, histograms in snapshots:
-                histogram = histograms[index]
-                if _reported(histogram_family, tally, sum(histogram.counts)):
-                    histogram_metric.add_metric(
-                        [tally.kind, tally.name],
-                        _cumulative_buckets(histogram),
-                        histogram.total,
-                    )
-            yield histogram_metric
-
-
-def _cumulative_buckets(histogram: _Histogram) -> list[tuple[str, float]]:
-    """The ``(le, count)`` pairs of a Prometheus histogram, ``+Inf`` last."""
-    buckets = []
-    count = 0
-    for bound, in_bucket in zip(histogram.bounds, histogram.counts, strict=False):
-        count += in_bucket
-        buckets.append((repr(bound), float(count)))  # as prometheus_client spells it
-    buckets.append(("+Inf", float(count + histogram.counts[-1])))
-    return buckets
-
-
-def _start_prometheus(store: _Store) -> None:
-    """Register the collector in the default registry.
-
-    Raises:
-        ValueError: a metric of the same name is registered already.
-    """
-    from prometheus_client import REGISTRY
-
-    REGISTRY.register(_PrometheusCollector(store))
-
-
-# -- OpenTelemetry --------------------------------------------------------------------
-
-
-def _library_version() -> str:
-    # Not fluent_executors.__version__: this module is imported while the package's
-    # __init__ still runs, before that is defined.
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("fluent-executors")
-    except PackageNotFoundError:  # run from a source tree that is not installed
-        return ""
-
-
-class _OpenTelemetry:
-    """The instruments of the meter ``fluent_executors``: observable ones reading
-    the tallies, and the two duration histograms.
-
-    A synchronous instrument of the OpenTelemetry SDK costs microseconds per call;
-    observable ones cost nothing until the SDK collects.
-    """
-
-    def __init__(self, store: _Store) -> None:
-        from opentelemetry import metrics
-
-        self._store = store
-        meter = metrics.get_meter("fluent_executors", _library_version())
-        for family in FAMILIES:
-            create = (
-                meter.create_observable_counter
-                if family.counter
-                else meter.create_observable_up_down_counter
-            )
-            create(
-                family.otel, [self._observer(family)], family.unit, family.description
-            )
-        self._future_duration = _histogram(meter, FUTURE_DURATION)
-        self._poll_duration = _histogram(meter, POLL_DURATION)
-
-    def _observer(
-        self, family: _Family
-    ) -> Callable[[otel_metrics.CallbackOptions], list[otel_metrics.Observation]]:
-        from opentelemetry.metrics import Observation
-
-        def observe(
-            options: otel_metrics.CallbackOptions,
-        ) -> list[otel_metrics.Observation]:
-            observations = []
-            for tally in self._store.tallies():
-                with tally.lock:
-                    value = family.read(tally)
-                if _reported(family, tally, value):
-                    observations.append(Observation(value, tally.attributes))
-            return observations
-
-        return observe
-
-    def recorders(self, tally: _Tally) -> tuple[DurationRecorder, DurationRecorder]:
-        """Record a future's and a poll's duration with ``tally``'s attributes."""
-        return (
-            partial(self._future_duration.record, attributes=tally.attributes),
-            partial(self._poll_duration.record, attributes=tally.attributes),
-        )
-
-
-def _histogram(
-    meter: otel_metrics.Meter, family: _HistogramFamily
-) -> otel_metrics.Histogram:
-    try:
-        return meter.create_histogram(
-            family.otel,
-            "s",
-            family.description,
-            explicit_bucket_boundaries_advisory=family.bounds,
-        )
-    except TypeError:  # opentelemetry-api before 1.30 takes no advice
-        return meter.create_histogram(family.otel, "s", family.description)
-
-
-# -- the choice, once -----------------------------------------------------------------
-
-
-def _wanted(setting: str) -> set[str]:
-    """The backends that ``FLUENT_EXECUTORS_METRICS`` asks for."""
-    setting = setting.strip().lower()
-    if setting in _OFF:
-        return set()
-    if setting in _ALL:
-        return {"prometheus", "otel"}
-    wanted = set()
-    for part in setting.split(","):
-        part = part.strip()
-        if part in _ALIASES:
-            wanted.add(_ALIASES[part])
-        elif part:
-            logger.warning(
-                "%s=%r: unknown backend %r ignored; expected 0, 1, or a "
-                "comma-separated list of prometheus and otel",
-                ENV_VAR,
-                setting,
-                part,
-            )
-    return wanted
-
-
-def _start(
-    setting: str, store: _Store
-) -> tuple[tuple[str, ...], _OpenTelemetry | None]:
-    """Import and start the backends that are wanted and installed; return their
-    names and the OpenTelemetry one, if started."""
-    wanted = _wanted(setting)
-    started: list[str] = []
-    otel = None
-    if "prometheus" in wanted:
-        try:
-            import prometheus_client  # noqa: F401
-        except ImportError:
-            pass
-        else:
-            try:
-                _start_prometheus(store)
-            except ValueError:  # registered already: imported twice?
-                logger.warning(
-                    "the Prometheus metrics of fluent_executors are registered "
-                    "already; not recording into Prometheus",
-                    exc_info=True,
-                )
-            else:
-                started.append("prometheus")
-    if "otel" in wanted:
-        try:
-            import opentelemetry.metrics  # noqa: F401
-        except ImportError:
-            pass
-        else:
-            otel = _OpenTelemetry(store)
-            started.append("otel")
-    return tuple(started), otel
-
-
-_STORE = _Store()
-_OTEL: _OpenTelemetry | None = None
+_STORE = Store()
+_OTEL: OpenTelemetry | None = None
 _BACKENDS: tuple[str, ...] = ()
 _started = False
 _start_lock = threading.Lock()
@@ -677,7 +458,9 @@ def _ensure_started() -> tuple[str, ...]:
     if not _started:
         with _start_lock:
             if not _started:
-                _BACKENDS, _OTEL = _start(os.environ.get(ENV_VAR, ""), _STORE)
+                from ._exporters import start  # the one way up: on first use
+
+                _BACKENDS, _OTEL = start(os.environ.get(ENV_VAR, ""), _STORE)
                 _started = True
     return _BACKENDS
 

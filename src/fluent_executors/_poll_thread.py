@@ -29,8 +29,8 @@ from ._metrics import ExecutorMetrics
 from ._scheduler import call_later
 
 if TYPE_CHECKING:
+    from ._retry_policy import RetryPolicy
     from .poll import CancelFn, PollDescriptor, PollFn, _PollFuture
-    from .retry import RetryPolicy
 
 
 class _Poller:

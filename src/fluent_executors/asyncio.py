@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, ParamSpec, TypeVar, overload
 
 from ._fluent import FluentExecutor, R, SameResult
 from ._wrapper import DelegatingExecutor, check_submittable
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["AsyncioExecutor"]
 
@@ -19,6 +21,8 @@ P = ParamSpec("P")
 
 
 def _check_loop(argument: str, loop: object) -> None:
+    import asyncio  # on first use: importing the library does not import asyncio
+
     if not isinstance(loop, asyncio.AbstractEventLoop):
         raise TypeError(
             f"{argument} must be an asyncio event loop, got {type(loop).__name__}"
@@ -209,6 +213,8 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         _check_loop("loop", loop)
         check_submittable(fn)
         self._check_open()
+        import asyncio
+
         future = asyncio.wrap_future(
             self._submit_to_delegate(fn, *args, **kwargs), loop=loop
         )
@@ -222,6 +228,8 @@ def _current_loop() -> asyncio.AbstractEventLoop | None:
     :func:`asyncio.set_event_loop`, else ``None``: never a new loop, and no
     ``DeprecationWarning`` (which ``asyncio.get_event_loop()`` gives on Python 3.12+
     where it would make one)."""
+    import asyncio
+
     try:
         return asyncio.get_running_loop()
     except RuntimeError:

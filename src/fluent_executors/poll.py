@@ -14,8 +14,8 @@ from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
 from ._poll_thread import _Poller
 from ._proxy import ProxyFuture, outcome
+from ._retry_policy import RetryPolicy
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
-from .retry import RetryPolicy
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 

@@ -1,0 +1,239 @@
+"""Retry policies: when to try a callable again, and after how long.
+
+:class:`RetryPolicy` is the interface; :class:`ExceptionRetryPolicy` the policy of
+``with_retry()``, with exponential backoff and jitter. Both are public in
+``fluent_executors`` and ``fluent_executors.retry``; the poll executor asks one
+about failed polls (``poll_retry_policy``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError, Future
+from typing import Any
+
+from ._proxy import outcome
+from ._wrapper import check_callable, check_non_negative
+
+__all__ = ["ExceptionRetryPolicy", "RetryPolicy", "check_policy"]
+
+
+class RetryPolicy:
+    """Decides whether a finished attempt is retried, and after how long.
+
+    This base class never retries. Subclass it and override :meth:`should_retry`
+    and :meth:`sleep_time` (the more-executors interface), or :meth:`next_delay` for
+    a decision that also depends on the time spent so far.
+    :class:`ExceptionRetryPolicy` is the ready-made one.
+
+    A policy may be shared by many executors and futures; its methods are called
+    from the threads that finish attempts, possibly at the same time, so they must
+    be thread-safe and quick. If one raises, the error is logged with its
+    traceback and the future ends with the attempt's own outcome (its exception,
+    or its result), as in more-executors: no further attempt is made.
+    """
+
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        """Decide whether to try again.
+
+        Args:
+            attempt: how many times the callable has been attempted so far, counting
+                from 1: ``1`` after the first attempt.
+            future: the delegate's future of the latest attempt; done. It is
+                cancelled if something between this executor and the work cancelled
+                the attempt (a timeout executor inside this one): its
+                ``exception()`` then raises :class:`~concurrent.futures.CancelledError`,
+                which is read as "do not retry".
+
+        Returns:
+            ``True`` to retry; ``False`` to resolve the executor's future like
+            ``future``.
+        """
+        return False
+
+    def sleep_time(self, attempt: int, future: Future[Any]) -> float:
+        """Return the delay in seconds before the next attempt.
+
+        Called only when :meth:`should_retry` returned ``True``, with the same
+        arguments.
+        """
+        return 0.0
+
+    def next_delay(
+        self, attempt: int, future: Future[Any], elapsed: float
+    ) -> float | None:
+        """Return the delay before the next attempt, or ``None`` not to retry.
+
+        This is what :class:`RetryExecutor` calls after each attempt. By default it
+        returns ``sleep_time(attempt, future)`` if ``should_retry(attempt, future)``,
+        else ``None``.
+
+        Args:
+            attempt: how many times the callable has been attempted, counting from 1.
+            future: the delegate's future of the latest attempt; done, and
+                cancelled if a wrapper inside this executor cancelled it.
+            elapsed: seconds since the first attempt was submitted.
+
+        Returns:
+            A number of seconds >= 0 (``math.inf``: never, so the future waits
+            until cancelled), or ``None``.
+        """
+        if not self.should_retry(attempt, future):
+            return None
+        return self.sleep_time(attempt, future)
+
+
+class ExceptionRetryPolicy(RetryPolicy):
+    """Retries attempts that raise one of some exception types, with exponential
+    backoff.
+
+    An attempt is retried if it raised an instance of ``exception_base`` (or
+    returned a value for which ``retry_on_result`` is true), fewer than
+    ``max_attempts`` attempts have been made, and the next attempt would start
+    within ``max_duration`` seconds of the first one. The delay after attempt *n*
+    (``n = 1, 2, ...``) is::
+
+        min(sleep * exponent ** (n - 1), max_sleep)
+
+    so the defaults wait 1 s, then 2 s, then 4 s, ... up to 120 s. With ``jitter``
+    the delay is instead drawn uniformly between 0 and that value ("full jitter"),
+    which spreads out the retries of many clients that failed together.
+
+    When no retry is left, the executor's future resolves like the last attempt: it
+    fails with the last exception, or holds the last result.
+
+    Args:
+        max_attempts: the most attempts, the first one included; ``1`` never retries.
+        exponent: the factor by which the delay grows after each attempt.
+        sleep: the delay in seconds after the first attempt.
+        max_sleep: the longest delay in seconds.
+        exception_base: the exception type, or a tuple or list of types, to retry;
+            any other exception fails the future at once.
+        jitter: draw each delay uniformly from ``[0, delay]``.
+        max_duration: if not ``None``, the seconds after the first attempt's submit
+            beyond which no attempt is started. An attempt under way at that time
+            is not stopped: the future resolves with its outcome.
+        retry_on_result: if not ``None``, ``retry_on_result(result) -> bool`` is
+            called with the result of an attempt that succeeds; true retries it.
+        before_sleep: if not ``None``, called as ``before_sleep(attempt, future,
+            delay)`` before each wait for a retry (for example to log it), with
+            the attempt number, the attempt's future and the delay in seconds.
+
+    Raises:
+        TypeError: an argument has the wrong type: ``max_attempts`` is not an
+            ``int``; ``jitter`` is not a ``bool``; a number is not a real number;
+            ``exception_base`` is not an exception type or a tuple or list of
+            them; a hook is not callable.
+        ValueError: ``max_attempts`` is below 1; a number is negative or NaN;
+            ``sleep`` or ``exponent`` is infinite.
+    """
+
+    def __init__(
+        self,
+        max_attempts: int = 3,
+        exponent: float = 2.0,
+        sleep: float = 1.0,
+        max_sleep: float = 120.0,
+        exception_base: type[BaseException] | Sequence[type[BaseException]] = Exception,
+        *,
+        jitter: bool = False,
+        max_duration: float | None = None,
+        retry_on_result: Callable[[Any], object] | None = None,
+        before_sleep: Callable[[int, Future[Any], float], object] | None = None,
+    ) -> None:
+        if not isinstance(max_attempts, int) or isinstance(max_attempts, bool):
+            raise TypeError(
+                f"max_attempts must be an int, got {type(max_attempts).__name__}"
+            )
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
+        self._max_attempts = max_attempts
+        self._exponent = check_non_negative("exponent", exponent, finite=True)
+        self._sleep = check_non_negative("sleep", sleep, finite=True)
+        self._max_sleep = check_non_negative("max_sleep", max_sleep)
+        self._exception_base = _exception_types(exception_base)
+        if not isinstance(jitter, bool):
+            raise TypeError(f"jitter must be a bool, got {type(jitter).__name__}")
+        self._jitter = jitter
+        self._max_duration = (
+            None
+            if max_duration is None
+            else check_non_negative("max_duration", max_duration)
+        )
+        if retry_on_result is not None:
+            check_callable("retry_on_result", retry_on_result)
+        if before_sleep is not None:
+            check_callable("before_sleep", before_sleep)
+        self._retry_on_result = retry_on_result
+        self._before_sleep = before_sleep
+
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        """Return ``True`` if the attempt's outcome calls for a retry and fewer than
+        ``max_attempts`` attempts have been made."""
+        if attempt >= self._max_attempts:
+            return False
+        # An attempt cancelled inside this executor (a timeout) failed with
+        # CancelledError, an Exception: retried unless exception_base says otherwise.
+        cancelled, exception, result = outcome(future)
+        if cancelled:
+            exception = CancelledError()
+        if exception is not None:
+            return isinstance(exception, self._exception_base)
+        return self._retry_on_result is not None and bool(self._retry_on_result(result))
+
+    def sleep_time(self, attempt: int, future: Future[Any]) -> float:
+        """Return the backoff delay after attempt ``attempt`` (see the class)."""
+        try:
+            delay = min(self._sleep * self._exponent ** (attempt - 1), self._max_sleep)
+        except OverflowError:  # a huge attempt count: the cap applies, unless sleep=0
+            delay = self._max_sleep if self._sleep else 0.0
+        return random.uniform(0.0, delay) if self._jitter else delay
+
+    def next_delay(
+        self, attempt: int, future: Future[Any], elapsed: float
+    ) -> float | None:
+        """Like :meth:`RetryPolicy.next_delay`, within ``max_duration``, and
+        calling ``before_sleep`` when it retries."""
+        delay = super().next_delay(attempt, future, elapsed)
+        if delay is None:
+            return None
+        if self._max_duration is not None and elapsed + delay > self._max_duration:
+            return None
+        if self._before_sleep is not None:
+            self._before_sleep(attempt, future, delay)
+        return delay
+
+    def __repr__(self) -> str:
+        return (
+            f"ExceptionRetryPolicy(max_attempts={self._max_attempts}, "
+            f"exponent={self._exponent}, sleep={self._sleep}, "
+            f"max_sleep={self._max_sleep}, exception_base={self._exception_base}, "
+            f"jitter={self._jitter}, max_duration={self._max_duration})"
+        )
+
+
+def _exception_types(exception_base: object) -> tuple[type[BaseException], ...]:
+    candidates = (
+        exception_base
+        if isinstance(exception_base, (tuple, list))
+        else [exception_base]
+    )
+    types: list[type[BaseException]] = []
+    for candidate in candidates:
+        if not (isinstance(candidate, type) and issubclass(candidate, BaseException)):
+            raise TypeError(
+                "exception_base must be an exception type or a tuple or list of "
+                f"them, got {exception_base!r}"
+            )
+        types.append(candidate)
+    return tuple(types)
+
+
+def check_policy(policy: object) -> None:
+    """Raise ``TypeError`` naming ``retry_policy`` unless ``policy`` is a
+    :class:`RetryPolicy`."""
+    if not isinstance(policy, RetryPolicy):
+        raise TypeError(
+            f"retry_policy must be a RetryPolicy, got {type(policy).__name__}"
+        )
