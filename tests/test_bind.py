@@ -114,4 +114,7 @@ def test_bound_callable_has_every_with_method_of_executors():
     for name in sorted(names):
         executor_method = inspect.signature(getattr(FluentExecutor, name))
         bound_method = inspect.signature(getattr(BoundCallable, name))
-        assert list(bound_method.parameters) == list(executor_method.parameters), name
+        # After the first: self, or the executor that a bound callable wraps.
+        assert (
+            list(bound_method.parameters)[1:] == list(executor_method.parameters)[1:]
+        ), name

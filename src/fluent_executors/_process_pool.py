@@ -26,8 +26,7 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
     fails with the pickling error; if a worker process dies, the futures fail with
     :class:`~concurrent.futures.process.BrokenProcessPool`.
 
-    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
-    ``fn`` returning ``T``.
+    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`).
 
     Args:
         args: positional arguments of the standard class.

@@ -6,15 +6,15 @@ import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
-from ._wrapper import check_callable, check_delegate, name_of
+from ._wrapper import check_callable, check_delegate, name_of, wrapping
 from .cancel_on_shutdown import CancelOnShutdownExecutor
 from .map import FlatMapExecutor, MapExecutor
-from .poll import CancelFn, PollExecutor, PollFn
+from .poll import PollExecutor
 from .rate_limit import RateLimitExecutor
-from .retry import RetryExecutor, RetryPolicy
-from .throttle import ThrottleCount, ThrottleExecutor
+from .retry import RetryExecutor
+from .throttle import ThrottleExecutor
 from .timeout import TimeoutExecutor
 
 __all__ = ["BoundCallable"]
@@ -22,6 +22,43 @@ __all__ = ["BoundCallable"]
 T = TypeVar("T")
 U = TypeVar("U")
 P = ParamSpec("P")
+Q = ParamSpec("Q")  # the parameters of a wrapper class after its delegate
+
+
+class _Rewrapping(Generic[Q]):
+    """A ``with_*`` method of :class:`BoundCallable` for a wrapper that keeps the
+    result type: ``bound.with_x(*args)`` is
+    ``BoundCallable(Executors.with_x(bound.executor, *args), bound's function)``,
+    typed with the wrapper class's parameters ``Q``.
+
+    On the class, it is the facade's function (for ``inspect.signature`` and the
+    API reference, which show the wrapper's parameters after the executor).
+    """
+
+    def __init__(
+        self, wrapper: Callable[Concatenate[Executor, Q], Executor], method: str
+    ) -> None:
+        self._wrap: Callable[..., Executor] = wrapping(wrapper, method)  # type: ignore[arg-type]
+
+    @overload
+    def __get__(self, bound: None, owner: type[Any]) -> Callable[..., Executor]: ...
+
+    @overload
+    def __get__(
+        self, bound: BoundCallable[P, T], owner: type[Any]
+    ) -> Callable[Q, BoundCallable[P, T]]: ...
+
+    def __get__(
+        self, bound: BoundCallable[P, T] | None, owner: type[Any]
+    ) -> Callable[..., Any]:
+        if bound is None:
+            return self._wrap
+        wrap = self._wrap
+
+        def with_x(*args: Q.args, **kwargs: Q.kwargs) -> BoundCallable[P, T]:
+            return BoundCallable(wrap(bound.executor, *args, **kwargs), bound._fn)
+
+        return with_x
 
 
 class BoundCallable(Generic[P, T]):
@@ -114,100 +151,17 @@ class BoundCallable(Generic[P, T]):
         )
         return BoundCallable(wrapped, self._fn)
 
-    def with_throttle(
-        self,
-        count: ThrottleCount,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        block: bool = False,
-    ) -> BoundCallable[P, T]:
-        """Limit the calls under way at once: see
-        :meth:`Executors.with_throttle <fluent_executors.Executors.with_throttle>`.
-        """
-        wrapped = ThrottleExecutor(
-            self._executor, count, logger, self._name(name), block
-        )
-        return BoundCallable(wrapped, self._fn)
-
-    def with_rate_limit(
-        self,
-        max_calls: int,
-        period: float = 1.0,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> BoundCallable[P, T]:
-        """Limit the calls per period: see
-        :meth:`Executors.with_rate_limit <fluent_executors.Executors.with_rate_limit>`.
-        """
-        wrapped = RateLimitExecutor(
-            self._executor, max_calls, period, logger, self._name(name)
-        )
-        return BoundCallable(wrapped, self._fn)
-
-    def with_cancel_on_shutdown(
-        self, logger: logging.Logger | None = None, name: str | None = None
-    ) -> BoundCallable[P, T]:
-        """Cancel pending calls on shutdown: see
-        :meth:`Executors.with_cancel_on_shutdown
-        <fluent_executors.Executors.with_cancel_on_shutdown>`.
-        """
-        wrapped = CancelOnShutdownExecutor(self._executor, logger, self._name(name))
-        return BoundCallable(wrapped, self._fn)
-
-    def with_poll(
-        self,
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None = None,
-        default_interval: float = 5.0,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        poll_retry_policy: RetryPolicy | None = None,
-        max_batch: int | None = None,
-        poll_timeout: float | None = None,
-    ) -> BoundCallable[P, T]:
-        """Resolve the futures through a poll function: see
-        :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
-        """
-        wrapped = PollExecutor(
-            self._executor,
-            poll_fn,
-            cancel_fn,
-            default_interval,
-            logger,
-            self._name(name),
-            poll_retry_policy=poll_retry_policy,
-            max_batch=max_batch,
-            poll_timeout=poll_timeout,
-        )
-        return BoundCallable(wrapped, self._fn)
-
-    def with_retry(
-        self,
-        retry_policy: RetryPolicy | None = None,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        **kwargs: Any,
-    ) -> BoundCallable[P, T]:
-        """Retry failed calls: see
-        :meth:`Executors.with_retry <fluent_executors.Executors.with_retry>`.
-        """
-        wrapped = RetryExecutor(
-            self._executor, retry_policy, logger, self._name(name), **kwargs
-        )
-        return BoundCallable(wrapped, self._fn)
-
-    def with_timeout(
-        self,
-        timeout: float,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> BoundCallable[P, T]:
-        """Cancel calls not done in time: see
-        :meth:`Executors.with_timeout <fluent_executors.Executors.with_timeout>`.
-        """
-        wrapped = TimeoutExecutor(self._executor, timeout, logger, self._name(name))
-        return BoundCallable(wrapped, self._fn)
+    # The wrappers that keep the result type: each is its class's constructor,
+    # given the bound executor (see _Rewrapping), so its parameters are the class's.
+    with_throttle = _Rewrapping(ThrottleExecutor, "with_throttle")
+    with_rate_limit = _Rewrapping(RateLimitExecutor, "with_rate_limit")
+    with_cancel_on_shutdown = _Rewrapping(
+        CancelOnShutdownExecutor, "with_cancel_on_shutdown"
+    )
+    with_poll = _Rewrapping(PollExecutor, "with_poll")
+    # mypy cannot match RetryExecutor's **kwargs to a ParamSpec; pyright can.
+    with_retry = _Rewrapping(RetryExecutor, "with_retry")  # type: ignore[arg-type]
+    with_timeout = _Rewrapping(TimeoutExecutor, "with_timeout")
 
 
 def flat_bound(executor: Executor, fn: Callable[P, Any]) -> BoundCallable[P, Any]:

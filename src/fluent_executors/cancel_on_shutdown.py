@@ -37,9 +37,8 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         TypeError: ``delegate`` has no ``submit`` method; ``name`` is not a ``str``.
 
     Type parameters:
-        R: the result type of the futures: the delegate's, if it is a
-            :class:`~fluent_executors.FluentExecutor`, else
-            :class:`~fluent_executors.SameResult` (what the callable returns).
+        R: the result type of the futures, the delegate's (see
+            :ref:`guide-result-types`).
     """
 
     @overload

@@ -100,8 +100,7 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
     - :meth:`~concurrent.futures.Future.running` is always ``False``: Dask does not
       tell the client when a task starts.
 
-    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
-    ``fn`` returning ``T``.
+    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`).
 
     Args:
         address: the address of a running Dask scheduler, for example

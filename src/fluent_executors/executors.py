@@ -12,7 +12,7 @@ from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from ._fluent import FluentExecutor, SameResult
-from ._wrapper import name_of
+from ._wrapper import wrapping
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable, flat_bound
 from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -36,47 +36,6 @@ T = TypeVar("T")
 U = TypeVar("U")
 R = TypeVar("R")  # the result type of a FluentExecutor[R] delegate
 P = ParamSpec("P")
-
-
-def _wrapping(cls: type[Any], method: str) -> staticmethod[..., Any]:
-    """``Executors.<method>`` for the wrapper class ``cls``: its constructor, except
-    that ``name`` (positional or keyword), when not given or ``None``, is the
-    delegate's (:func:`~fluent_executors._wrapper.name_of`)."""
-    code = cls.__init__.__code__
-    positional = code.co_varnames[: code.co_argcount]  # self, delegate, ...
-    at = positional.index("name") - 2 if "name" in positional else len(positional)
-
-    def with_x(delegate: Executor, *args: Any, **kwargs: Any) -> Any:
-        if len(args) > at:
-            args = (*args[:at], name_of(delegate, args[at]), *args[at + 1 :])
-        else:
-            kwargs["name"] = name_of(delegate, kwargs.get("name"))
-        return cls(delegate, *args, **kwargs)
-
-    kind = cls.__name__
-    with_x.__name__ = method
-    with_x.__qualname__ = f"Executors.{method}"
-    with_x.__wrapped__ = cls  # type: ignore[attr-defined]  # its signature
-    with_x.__doc__ = f"""Wrap ``delegate`` in a :class:`~fluent_executors.{kind}`.
-
-        ``Executors.{method}(delegate, ...)`` is ``{kind}(delegate, ...)``: the
-        same arguments, in the same order (see :class:`~fluent_executors.{kind}`),
-        except that ``name``, unless given, is ``delegate``'s name rather than
-        ``"default"`` (see :ref:`guide-names`).
-
-        Returns:
-            A ``{kind}[R]`` if ``delegate`` is a
-            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
-            result type passes down the chain), else a ``{kind}[SameResult]``
-            (for ``with_map`` and ``with_flat_map``, their functions' result type).
-
-        Raises:
-            TypeError: ``delegate`` has no ``submit`` method, or an argument has
-                the wrong type, as for :class:`~fluent_executors.{kind}`.
-            ValueError: an argument is out of range, as for
-                :class:`~fluent_executors.{kind}`.
-        """
-    return staticmethod(with_x)
 
 
 class Executors:
@@ -155,16 +114,16 @@ class Executors:
         with_rate_limit = RateLimitExecutor
         with_cancel_on_shutdown = CancelOnShutdownExecutor
     else:
-        with_poll = _wrapping(PollExecutor, "with_poll")
-        with_retry = _wrapping(RetryExecutor, "with_retry")
-        with_timeout = _wrapping(TimeoutExecutor, "with_timeout")
-        with_asyncio = _wrapping(AsyncioExecutor, "with_asyncio")
-        with_map = _wrapping(MapExecutor, "with_map")
-        with_flat_map = _wrapping(FlatMapExecutor, "with_flat_map")
-        with_throttle = _wrapping(ThrottleExecutor, "with_throttle")
-        with_rate_limit = _wrapping(RateLimitExecutor, "with_rate_limit")
-        with_cancel_on_shutdown = _wrapping(
-            CancelOnShutdownExecutor, "with_cancel_on_shutdown"
+        with_poll = staticmethod(wrapping(PollExecutor, "with_poll"))
+        with_retry = staticmethod(wrapping(RetryExecutor, "with_retry"))
+        with_timeout = staticmethod(wrapping(TimeoutExecutor, "with_timeout"))
+        with_asyncio = staticmethod(wrapping(AsyncioExecutor, "with_asyncio"))
+        with_map = staticmethod(wrapping(MapExecutor, "with_map"))
+        with_flat_map = staticmethod(wrapping(FlatMapExecutor, "with_flat_map"))
+        with_throttle = staticmethod(wrapping(ThrottleExecutor, "with_throttle"))
+        with_rate_limit = staticmethod(wrapping(RateLimitExecutor, "with_rate_limit"))
+        with_cancel_on_shutdown = staticmethod(
+            wrapping(CancelOnShutdownExecutor, "with_cancel_on_shutdown")
         )
 
     @overload

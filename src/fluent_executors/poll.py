@@ -282,9 +282,8 @@ class PollExecutor(WrapperExecutor[R]):
             ``max_batch`` is below 1.
 
     Type parameters:
-        R: the result type of the futures: the delegate's, if it is a
-            :class:`~fluent_executors.FluentExecutor`, else
-            :class:`~fluent_executors.SameResult` (what the callable returns).
+        R: the result type of the futures, the delegate's (see
+            :ref:`guide-result-types`).
     """
 
     @overload

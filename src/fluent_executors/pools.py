@@ -79,8 +79,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
     """The standard :class:`concurrent.futures.ThreadPoolExecutor`, with a name and
     the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
 
-    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
-    ``fn`` returning ``T``.
+    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`).
 
     Every argument but ``name`` goes to the standard class unchanged, as the caller
     gave it (positional arguments stay positional, keywords stay keywords, and

@@ -68,9 +68,8 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
             infinite or NaN.
 
     Type parameters:
-        R: the result type of the futures: the delegate's, if it is a
-            :class:`~fluent_executors.FluentExecutor`, else
-            :class:`~fluent_executors.SameResult` (what the callable returns).
+        R: the result type of the futures, the delegate's (see
+            :ref:`guide-result-types`).
     """
 
     @overload

@@ -77,8 +77,7 @@ class RayExecutor(RemoteExecutor[_RayTask]):
       there and may block.
     - :meth:`~concurrent.futures.Future.running` is always ``False``.
 
-    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
-    ``fn`` returning ``T``.
+    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`).
 
     Args:
         logger: where to log (a cancel that fails); default

@@ -219,9 +219,8 @@ class RetryExecutor(WrapperExecutor[R]):
         ValueError: a policy argument is out of range.
 
     Type parameters:
-        R: the result type of the futures: the delegate's, if it is a
-            :class:`~fluent_executors.FluentExecutor`, else
-            :class:`~fluent_executors.SameResult` (what the callable returns).
+        R: the result type of the futures, the delegate's (see
+            :ref:`guide-result-types`).
     """
 
     @overload

@@ -29,8 +29,7 @@ class SyncExecutor(FluentExecutor[SameResult]):
     Useful in tests and as the innermost executor of a chain whose work is cheap.
     It starts no thread.
 
-    A ``FluentExecutor[SameResult]``: ``submit(fn, ...)`` returns a ``Future[T]`` for a
-    ``fn`` returning ``T``.
+    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`).
 
     Args:
         logger: accepted for compatibility with more-executors; nothing is logged.

@@ -92,9 +92,8 @@ class TimeoutExecutor(WrapperExecutor[R]):
         ValueError: ``timeout`` is negative or NaN.
 
     Type parameters:
-        R: the result type of the futures: the delegate's, if it is a
-            :class:`~fluent_executors.FluentExecutor`, else
-            :class:`~fluent_executors.SameResult` (what the callable returns).
+        R: the result type of the futures, the delegate's (see
+            :ref:`guide-result-types`).
     """
 
     @overload
