@@ -68,3 +68,21 @@ def test_nothing_below_the_facade_imports_it_even_deferred() -> None:
     for module, targets in graph(deferred=True).items():
         if module != "__init__":
             assert "executors" not in targets, f"{module} reaches up to the facade"
+
+
+def test_r_is_the_executors_result_type_everywhere() -> None:
+    # One type variable R (FluentExecutor's result type), imported from one place;
+    # other meanings have names of their own (Mapped, V, ...).
+    import importlib
+    from typing import TypeVar
+
+    from fluent_executors import _fluent
+
+    for path in [*PACKAGE.glob("*.py"), *PACKAGE.glob("*/*.py")]:
+        relative = path.relative_to(PACKAGE).with_suffix("")
+        module = importlib.import_module(
+            ".".join(["fluent_executors", *relative.parts]).removesuffix(".__init__")
+        )
+        value = vars(module).get("R")
+        if isinstance(value, TypeVar):
+            assert value is _fluent.R, module.__name__

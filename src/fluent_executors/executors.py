@@ -33,8 +33,9 @@ if TYPE_CHECKING:
 __all__ = ["Executors"]
 
 T = TypeVar("T")
-U = TypeVar("U")
-R = TypeVar("R")  # the result type of a FluentExecutor[R] delegate
+# The result type of a FluentExecutor delegate: FluentExecutor's R, but without
+# its default, which a type variable must not have before P in a signature.
+DelegateResult = TypeVar("DelegateResult")
 P = ParamSpec("P")
 
 
@@ -102,7 +103,7 @@ class Executors:
 
     if TYPE_CHECKING:
         # Type checkers see the constructors (their overloads give a wrapper of a
-        # FluentExecutor[R] the result type R); at run time, _wrapping(cls) calls
+        # FluentExecutor[R] the result type R); at run time, wrapping(cls) calls
         # the constructor with the delegate's name as the default name.
         with_poll = PollExecutor
         with_retry = RetryExecutor
@@ -135,8 +136,8 @@ class Executors:
     @overload
     @staticmethod
     def bind(
-        executor: FluentExecutor[R], fn: Callable[P, object]
-    ) -> BoundCallable[P, R]: ...
+        executor: FluentExecutor[DelegateResult], fn: Callable[P, object]
+    ) -> BoundCallable[P, DelegateResult]: ...
 
     @overload
     @staticmethod

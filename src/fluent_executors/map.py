@@ -13,7 +13,7 @@ from ._wrapper import WrapperExecutor, check_callable
 
 __all__ = ["FlatMapExecutor", "MapExecutor"]
 
-R = TypeVar("R")  # what the mapping functions return
+Mapped = TypeVar("Mapped")  # what the mapping functions return
 U = TypeVar("U")  # the result type of the executor's futures
 P = ParamSpec("P")
 
@@ -22,11 +22,11 @@ def _identity(value: Any) -> Any:
     return value
 
 
-class _MappingExecutor(WrapperExecutor[U], Generic[R, U]):
+class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
     """What MapExecutor and FlatMapExecutor share: the functions, and submit().
 
     Type parameters:
-        R: what ``fn`` and ``error_fn`` return.
+        Mapped: what ``fn`` and ``error_fn`` return.
         U: the result type of the futures that ``submit`` returns.
     """
 
@@ -35,8 +35,8 @@ class _MappingExecutor(WrapperExecutor[U], Generic[R, U]):
     def __init__(
         self,
         delegate: Executor,
-        fn: Callable[[Any], R],
-        error_fn: Callable[[Exception], R] | None,
+        fn: Callable[[Any], Mapped],
+        error_fn: Callable[[Exception], Mapped] | None,
         logger: logging.Logger | None,
         name: str,
     ) -> None:
@@ -65,22 +65,22 @@ class _MappingExecutor(WrapperExecutor[U], Generic[R, U]):
         return future
 
     @abstractmethod
-    def _new_future(self) -> _MappingFuture[R, U]:
+    def _new_future(self) -> _MappingFuture[Mapped, U]:
         """A future of this executor, to follow the delegate's."""
 
 
-class _MappingFuture(ProxyFuture[U], Generic[R, U], metaclass=ABCMeta):
+class _MappingFuture(ProxyFuture[U], Generic[Mapped, U], metaclass=ABCMeta):
     """Maps the outcome of the delegate's future, then resolves with what
     :meth:`_on_mapped` makes of the mapped value."""
 
-    def __init__(self, executor: _MappingExecutor[R, U]) -> None:
+    def __init__(self, executor: _MappingExecutor[Mapped, U]) -> None:
         super().__init__()
         self._executor = executor
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
         executor = self._executor
         cancelled, error, result = outcome(upstream)
-        function: Callable[[Any], R]
+        function: Callable[[Any], Mapped]
         argument: Any
         if cancelled or error is not None:
             if executor._error_fn is None or not isinstance(error, Exception):
@@ -105,7 +105,7 @@ class _MappingFuture(ProxyFuture[U], Generic[R, U], metaclass=ABCMeta):
         self._on_mapped(mapped)
 
     @abstractmethod
-    def _on_mapped(self, mapped: R) -> None:
+    def _on_mapped(self, mapped: Mapped) -> None:
         """Resolve with (what follows from) ``mapped``, the mapping's value."""
 
 

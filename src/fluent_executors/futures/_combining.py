@@ -28,7 +28,7 @@ B = TypeVar("B")
 C = TypeVar("C")
 D = TypeVar("D")
 E = TypeVar("E")
-R = TypeVar("R")
+V = TypeVar("V")  # what f_apply's function returns
 
 
 class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
@@ -379,14 +379,14 @@ def f_and(f: Future[T], *fs: Future[T]) -> ProxyFuture[T]:
 
 
 def f_apply(
-    future_fn: Future[Callable[..., R]],
+    future_fn: Future[Callable[..., V]],
     *futures: Future[Any],
     **kw_futures: Future[Any],
-) -> ProxyFuture[R]:
+) -> ProxyFuture[V]:
     """Return a future of a function's result, where the function and its arguments
     are the results of futures.
 
-    Signature: ``Future<(A, B, ... -> R)>, Future<A>, Future<B>, ... -> Future<R>``
+    Signature: ``Future<(A, B, ... -> V)>, Future<A>, Future<B>, ... -> Future<V>``
 
     Once every input has succeeded, the returned future resolves with
     ``fn(*args, **kwargs)``, where ``fn`` is the result of ``future_fn``, ``args``
@@ -399,12 +399,12 @@ def f_apply(
     at least one of them could be cancelled.
 
     Args:
-        future_fn: a ``Future[Callable[..., R]]``.
+        future_fn: a ``Future[Callable[..., V]]``.
         futures: futures of the positional arguments.
         kw_futures: futures of the keyword arguments.
 
     Returns:
-        A ``ProxyFuture[R]``.
+        A ``ProxyFuture[V]``.
 
     Raises:
         TypeError: ``future_fn`` or one of the other arguments is not a future.
@@ -421,9 +421,9 @@ def f_apply(
 
     count = len(positional)
 
-    def call(values: tuple[Any, ...]) -> R:
+    def call(values: tuple[Any, ...]) -> V:
         fn, *arguments = values
-        result: R = fn(
+        result: V = fn(
             *arguments[:count], **dict(zip(names, arguments[count:], strict=True))
         )
         return result
