@@ -538,7 +538,7 @@ def test_cancel_without_cancel_fn_cancels_a_polled_future_locally(make):
     assert future.cancel()  # nothing remote to cancel: as in more-executors
 
     assert future.cancelled()
-    assert executor._poller.outstanding() == []
+    assert len(executor._poller._outstanding) == 0
     executor.shutdown(wait=True)
 
 
@@ -907,7 +907,7 @@ def test_delegate_submit_raising_propagates_to_caller_and_leaves_nothing(make):
 
     with pytest.raises(RuntimeError, match="cannot submit"):
         executor.submit(identity, 1)
-    assert executor._poller.outstanding() == []
+    assert len(executor._poller._outstanding) == 0
 
 
 def test_submit_rejects_non_callable(make):

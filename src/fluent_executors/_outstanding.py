@@ -1,6 +1,8 @@
 """Outstanding futures, and a shutdown deferred until they are done: the
-bookkeeping that the retry, remote (Dask, Ray) and cancel-on-shutdown executors
-share.
+bookkeeping that the retry, poll, remote (Dask, Ray) and cancel-on-shutdown
+executors share. (Throttle and rate limit defer their delegate's shutdown until
+their *queue* is empty, callables not yet passed on rather than futures not yet
+done, under the condition their blocked submits wait on: ``_queueing.py``.)
 
 Contract: an executor :meth:`~Outstanding.add` s each future it returns (refused
 with ``RuntimeError`` once :meth:`~Outstanding.close` d) and

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from . import _clock
 from ._callbacks import mark_library_thread, must_reraise
 from ._metrics import ExecutorMetrics
+from ._outstanding import Outstanding
 from ._scheduler import call_later
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class _Poller:
         self._metrics = metrics
         self._cond = threading.Condition(threading.Lock())
         # Dicts as insertion-ordered sets: O(1) add and remove, ordered snapshots.
-        self._outstanding: dict[Future[Any], None] = {}  # submitted, not done
+        self._outstanding = Outstanding()  # submitted, not done
         self._polled: dict[PollDescriptor[Any], None] = {}  # delegate done, not done
         # A dict does not shrink as entries are removed, and copying it costs its
         # largest size: it is rebuilt once most of the entries added are gone, so
@@ -75,7 +76,7 @@ class _Poller:
         self._polled_added = 0
         self._wake = False  # poll at once: notify(), or a future arrived while idle
         self._deadline: float | None = None  # monotonic time of next poll; None: none
-        self._closing = False  # shutdown, or the executor was collected
+        self._stopping = False  # closed, and no future is outstanding: thread ends
         self._cancel_all = False  # shutdown(cancel_futures=True) was called
         self._thread: threading.Thread | None = None
         self._warned_bad_delay = False
@@ -88,10 +89,10 @@ class _Poller:
         Raises:
             RuntimeError: the executor has been shut down.
         """
+        self._outstanding.add(future)
+        if self._thread is not None:
+            return
         with self._cond:
-            if self._closing:
-                raise RuntimeError("cannot schedule new futures after shutdown")
-            self._outstanding[future] = None
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run,
@@ -103,13 +104,11 @@ class _Poller:
     def forget(self, future: Future[Any]) -> None:
         """Drop a done future from the bookkeeping (each future's ``_on_resolved``)."""
         with self._cond:
-            self._outstanding.pop(future, None)
             descriptor = getattr(future, "_descriptor", None)
             if descriptor is not None:
                 self._polled.pop(descriptor, None)
                 future._descriptor = None  # type: ignore[attr-defined]  # no cycle
-            if self._closing and not self._outstanding:
-                self._cond.notify()
+        self._outstanding.discard(future)
 
     def start_polling(self, descriptor: PollDescriptor[Any]) -> None:
         """Add the future of ``descriptor`` to those being polled."""
@@ -138,9 +137,16 @@ class _Poller:
     def close(self) -> None:
         """Refuse new futures and poll once more at once (the poll function may
         have asked to wait for this); the thread ends once none is outstanding."""
+        self._outstanding.close()
         with self._cond:
-            self._closing = True
             self._wake = True
+            self._cond.notify()
+        self._outstanding.finish(False, self._stop)
+
+    def _stop(self) -> None:
+        """End the poll thread: closed, and no future is outstanding any more."""
+        with self._cond:
+            self._stopping = True
             self._cond.notify()
 
     def cancel_all(self) -> None:
@@ -151,14 +157,8 @@ class _Poller:
         """
         with self._cond:
             self._cancel_all = True
-            futures = list(self._outstanding)
-        for future in futures:
+        for future in self._outstanding.close():
             future.cancel()
-
-    def outstanding(self) -> list[Future[Any]]:
-        """A snapshot of the futures not yet done."""
-        with self._cond:
-            return list(self._outstanding)
 
     def join(self) -> None:
         """Wait for the poll thread to end, unless called from it."""
@@ -198,7 +198,7 @@ class _Poller:
         while True:
             with self._cond:
                 while not self._due():
-                    if self._closing and not self._outstanding:
+                    if self._stopping:
                         return
                     _clock.wait(self._cond, self._wait_timeout())
                 self._wake = False

@@ -70,8 +70,7 @@ class AsyncioExecutor(DelegatingExecutor[R]):
             event loop nor ``None``; ``name`` is not a ``str``.
 
     Type parameters:
-        R: the result type of the futures, the delegate's (see
-            :ref:`guide-result-types`).
+        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

@@ -37,8 +37,7 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         TypeError: ``delegate`` has no ``submit`` method; ``name`` is not a ``str``.
 
     Type parameters:
-        R: the result type of the futures, the delegate's (see
-            :ref:`guide-result-types`).
+        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

@@ -282,8 +282,7 @@ class PollExecutor(WrapperExecutor[R]):
             ``max_batch`` is below 1.
 
     Type parameters:
-        R: the result type of the futures, the delegate's (see
-            :ref:`guide-result-types`).
+        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

@@ -68,8 +68,7 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
             infinite or NaN.
 
     Type parameters:
-        R: the result type of the futures, the delegate's (see
-            :ref:`guide-result-types`).
+        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

@@ -219,8 +219,7 @@ class RetryExecutor(WrapperExecutor[R]):
         ValueError: a policy argument is out of range.
 
     Type parameters:
-        R: the result type of the futures, the delegate's (see
-            :ref:`guide-result-types`).
+        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

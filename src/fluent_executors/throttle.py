@@ -82,8 +82,7 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
             calls it.
 
     Type parameters:
-        R: the result type of the futures, the delegate's (see
-            :ref:`guide-result-types`).
+        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

@@ -92,8 +92,7 @@ class TimeoutExecutor(WrapperExecutor[R]):
         ValueError: ``timeout`` is negative or NaN.
 
     Type parameters:
-        R: the result type of the futures, the delegate's (see
-            :ref:`guide-result-types`).
+        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload
