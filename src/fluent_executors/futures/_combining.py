@@ -357,15 +357,15 @@ def f_and(f: Future[T], *fs: Future[T]) -> ProxyFuture[T]:
     resolves with the result of the input that completed last. If a result's
     ``__bool__`` raises, the returned future fails with that exception.
 
-    Cancelling the returned future cancels every input still pending; it succeeds if
-    at least one of them could be cancelled.
+    Cancelling the returned future cancels the inputs still pending, as for
+    :func:`f_or`.
 
     Args:
         f: the first input, a ``Future[A]``.
-        fs: more inputs, futures.
+        fs: the other inputs, futures of results of type ``A`` too.
 
     Returns:
-        A ``ProxyFuture[A]``.
+        A ``ProxyFuture[A]``: the last result, or the first falsy one.
 
     Raises:
         TypeError: ``f`` or one of ``fs`` is not a future.
