@@ -19,7 +19,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,10 @@ class _Poller:
         poll_timeout: float | None = None,
     ) -> None:
         self._poll_timeout = poll_timeout
-        self._loop: Any = None  # asyncio loop of an async poll function, if any
+        self._loop: Any = None  # asyncio loop of async poll/cancel functions, if any
+        # Answers of an async cancel function that the poll thread awaits next:
+        # (the awaitable, what to call with its answer, a bool).
+        self._cancels: list[tuple[Awaitable[object], Callable[[bool], object]]] = []
         self._poll_fn = poll_fn
         self._poll_retry_policy = poll_retry_policy
         self._max_batch = max_batch
@@ -166,13 +169,27 @@ class _Poller:
         if thread is not None and thread is not threading.current_thread():
             thread.join()
 
-    def run_cancel_fn(self, result: object) -> bool:
+    def run_cancel_fn(self, result: object, future: _PollFuture[Any]) -> bool:
         """Ask the cancel function to cancel the remote work behind ``result``;
-        without one there is nothing remote to cancel, and the future is cancelled."""
+        without one there is nothing remote to cancel, and the future is cancelled.
+
+        An async cancel function's coroutine is awaited on the poll thread's event
+        loop, between polls: another thread waits for its answer; the poll thread
+        itself cannot, so there it returns ``False`` and cancels ``future`` once
+        the answer is truthy.
+        """
         if self._cancel_fn is None:
             return True
         try:
-            return bool(self._cancel_fn(result))
+            answer = self._cancel_fn(result)
+            if not isinstance(answer, Awaitable):
+                return bool(answer)
+            if threading.current_thread() is self._thread:
+                self._await_cancel(answer, lambda ok: ok and future._try_cancel())
+                return False
+            reply: Future[bool] = Future()
+            self._await_cancel(answer, reply.set_result)
+            return reply.result()
         except BaseException as error:
             self._logger.exception(
                 "cancel function of poll executor %r raised; the future is not "
@@ -183,6 +200,20 @@ class _Poller:
                 raise
             return False
 
+    def _await_cancel(
+        self, answer: Awaitable[object], reply: Callable[[bool], object]
+    ) -> None:
+        """Have the poll thread await ``answer`` and call ``reply`` with it (with
+        ``False`` at once if the thread has ended: no future is polled any more)."""
+        with self._cond:
+            thread = self._thread
+            if thread is not None and thread.is_alive() and not self._stopping:
+                self._cancels.append((answer, reply))
+                self._cond.notify()
+                return
+        getattr(answer, "close", lambda: None)()  # a coroutine never awaited
+        reply(False)
+
     # -- the poll thread ------------------------------------------------------------
 
     def _run(self) -> None:
@@ -190,22 +221,34 @@ class _Poller:
         try:
             self._loop_polls()
         finally:
-            if self._loop is not None:  # of an async poll function
+            with self._cond:  # none is left unless the thread failed: answer them
+                cancels, self._cancels = self._cancels, []
+            for answer, reply in cancels:
+                getattr(answer, "close", lambda: None)()  # a coroutine never awaited
+                reply(False)
+            if self._loop is not None:  # of async poll or cancel functions
                 self._loop.close()
                 self._loop = None
 
     def _loop_polls(self) -> None:
         while True:
             with self._cond:
-                while not self._due():
+                while not self._due() and not self._cancels:
                     if self._stopping:
                         return
                     _clock.wait(self._cond, self._wait_timeout())
-                self._wake = False
-                batch = list(self._polled)
-                if self._polled_added > 2 * len(batch) + 64:
-                    self._polled = dict.fromkeys(batch)
-                    self._polled_added = len(batch)
+                cancels, self._cancels = self._cancels, []
+                due = self._due()
+                if due:
+                    self._wake = False
+                    batch = list(self._polled)
+                    if self._polled_added > 2 * len(batch) + 64:
+                        self._polled = dict.fromkeys(batch)
+                        self._polled_added = len(batch)
+            if cancels:
+                self._run_cancels(cancels)
+            if not due:
+                continue
             delay = self._round(batch)
             del batch  # not kept alive while the thread waits
             with self._cond:
@@ -289,6 +332,42 @@ class _Poller:
             metrics.poll(time.perf_counter() - start, False)
         return self._delay(returned)
 
+    def _run_cancels(
+        self, cancels: list[tuple[Awaitable[object], Callable[[bool], object]]]
+    ) -> None:
+        """Await the answers of an async cancel function, concurrently, and reply
+        with each (``False`` for one that raises, which is logged)."""
+        import asyncio
+
+        async def answer(awaitable: Awaitable[object]) -> bool:
+            try:
+                return bool(await awaitable)
+            except BaseException:  # contained: the poll thread serves every future
+                self._logger.exception(
+                    "cancel function of poll executor %r raised; the future is not "
+                    "cancelled",
+                    self._name,
+                )
+                return False
+
+        async def run() -> list[bool]:
+            return list(await asyncio.gather(*(answer(a) for a, _ in cancels)))
+
+        answers = self._event_loop().run_until_complete(run())
+        for (_, reply), ok in zip(cancels, answers, strict=True):
+            try:
+                reply(ok)
+            except BaseException:  # a done callback of the cancelled future
+                self._logger.exception("cancelling a future of %r failed", self._name)
+
+    def _event_loop(self) -> Any:
+        """The poll thread's event loop, made at the first async call."""
+        import asyncio
+
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop
+
     def _await(self, awaitable: Awaitable[object]) -> object:
         """Run what an async poll function returned on the poll thread's event
         loop (made at the first one, closed as the thread ends), at most
@@ -299,8 +378,7 @@ class _Poller:
         """
         import asyncio
 
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
+        loop = self._event_loop()
         timeout = self._poll_timeout
 
         async def run() -> object:
@@ -314,7 +392,7 @@ class _Poller:
                     f"than its poll_timeout of {timeout} s; cancelled"
                 ) from None
 
-        return self._loop.run_until_complete(run())
+        return loop.run_until_complete(run())
 
     def _overran(self, size: int) -> None:
         """The poll function has run longer than ``poll_timeout`` (on the

@@ -31,7 +31,9 @@ that the poll thread runs for the executor's lifetime."""
 
 CancelFn = Callable[[Any], object]
 """A cancel function: takes the delegate's result and returns a truthy value if the
-remote work was cancelled."""
+remote work was cancelled. It may be a coroutine function (``async def``): its
+coroutine is then awaited on the poll thread's event loop, and the answer is its
+result (see the poll page, "Async cancel functions")."""
 
 _OMITTED: Any = object()
 
@@ -192,7 +194,7 @@ class _PollFuture(ProxyFuture[T]):
             return True
         if exception is not None:  # this future fails with it
             return False
-        return self._poller.run_cancel_fn(result)
+        return self._poller.run_cancel_fn(result, self)
 
     def _made_by(self) -> str | None:
         return self._poller._name
@@ -257,7 +259,11 @@ class PollExecutor(WrapperExecutor[R]):
             float | None]``; called from the poll thread, never concurrently.
         cancel_fn: the cancel function, ``Callable[[Any], object]``: called with the
             delegate's result, from the thread that calls ``cancel()``, at most once
-            per successful cancel and never for a future that is already done.
+            per successful cancel and never for a future that is already done. A
+            coroutine function's coroutine is awaited on the poll thread's event
+            loop: ``cancel()`` waits for its answer, except on the poll thread,
+            where it returns ``False`` and the future is cancelled once the answer
+            is truthy.
         default_interval: seconds between polls when the poll function returns
             ``None``, raises, or returns something that is not a number.
         logger: where to log; default ``logging.getLogger("fluent_executors.poll")``.
