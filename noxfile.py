@@ -80,9 +80,13 @@ def docs(session: nox.Session) -> None:
 
 @nox.session
 def demo(session: nox.Session) -> None:
-    """Run the remote-task demo, docs/examples/publish.py (nox -s demo -- --help)."""
+    """Run the remote-task demo, docs/examples/publish.py (nox -s demo -- --help):
+    with the given options, or twice, polling with searches and then with an async
+    request per task."""
     session.install(".[demo]")
-    session.run("python", "docs/examples/publish.py", *session.posargs)
+    runs = [session.posargs] if session.posargs else [[], ["--poll", "status"]]
+    for options in runs:
+        session.run("python", "docs/examples/publish.py", *options)
 
 
 @nox.session(name="release-check")

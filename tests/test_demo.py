@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -42,7 +43,7 @@ def task_service(examples: None) -> ModuleType:
 @pytest.fixture(scope="module")
 def summary(publish: ModuleType) -> Any:
     """One run of the demo with 200 tasks, a fifth of them failing, and a tenth of
-    the publish requests answered 503."""
+    the publish requests and of the searches answered 503."""
     return publish.run(
         [
             "--tasks",
@@ -50,6 +51,8 @@ def summary(publish: ModuleType) -> Any:
             "--failure-rate",
             "0.2",
             "--publish-503-rate",
+            "0.1",
+            "--search-503-rate",
             "0.1",
             "--seed",
             "7",
@@ -64,6 +67,7 @@ def test_demo_accounts_for_every_task(summary: Any) -> None:
     )
     assert summary.cancelled == 0
     assert summary.timed_out == 0
+    assert summary.lost == 0
 
 
 def test_demo_fails_the_futures_of_failed_tasks_with_task_failed(summary: Any) -> None:
@@ -75,6 +79,12 @@ def test_demo_retries_every_publish_answered_503(summary: Any) -> None:
     assert summary.counted_by == "service"
     assert summary.publish_503s > 0
     assert summary.retries == summary.publish_503s
+
+
+def test_demo_absorbs_every_search_answered_503(summary: Any) -> None:
+    # No future failed because of them (the failures are all TaskFailed, above).
+    assert summary.search_503s > 0
+    assert summary.poll_errors_absorbed == summary.search_503s
 
 
 def test_demo_starts_one_task_per_object_and_does_not_retry_failed_tasks(
@@ -100,7 +110,8 @@ def test_main_prints_the_summary_and_exits_0(
 
     output = capsys.readouterr().out
     assert output.startswith("20 tasks in ")
-    assert " cancelled, 0 timed out.\n" in output
+    assert " cancelled, 0 timed out, 0 lost.\n" in output
+    assert " failed polls absorbed by the poll retry policy " in output
     assert " retries, after " in output
     assert "HTTP requests, counted by the service:" in output
 
@@ -187,7 +198,7 @@ def test_client_raises_service_unavailable_on_503(
             client.publish("a")
 
     assert raised.value.response.status_code == 503
-    assert client.publish_503s() == 1
+    assert client.answered_503()[task_service.PUBLISH] == 1
 
 
 def test_a_failed_search_fails_the_futures_it_was_polling(
@@ -272,7 +283,7 @@ def test_service_answers_503_to_publish_at_the_given_rate_and_starts_no_task(
 
     assert answer.status_code == 503
     assert task.status_code == 404
-    assert service.publish_503s() == 1
+    assert service.answered_503()[task_service.PUBLISH] == 1
     assert service.request_counts()[task_service.PUBLISH] == 1
 
 
@@ -305,3 +316,109 @@ def test_server_leaves_no_thread_behind(task_service: Any) -> None:
             session.post(f"{server.url}/object/{object_id}/publish", timeout=10)
 
     assert set(threading.enumerate()) <= before
+
+
+def test_demo_searches_at_most_100_tasks_at_once(
+    publish: ModuleType, task_service: Any
+) -> None:
+    # 250 tasks under way together: a search of more than 100 ids would be refused
+    # with a 400, which fails the futures of that poll with an HTTPError.
+    summary = publish.run(
+        [
+            "--tasks",
+            "250",
+            "--min-duration",
+            "1",
+            "--max-duration",
+            "1",
+            "--failure-rate",
+            "0",
+            "--publish-503-rate",
+            "0",
+            "--search-503-rate",
+            "0",
+            "--interval",
+            "0.2",
+        ]
+    )
+
+    assert summary.finished == 250
+    assert summary.failures == {}
+    assert summary.requests[task_service.SEARCH] >= 3
+
+
+def test_demo_polls_each_task_with_an_async_poll_function(
+    publish: ModuleType, task_service: Any
+) -> None:
+    summary = publish.run(
+        ["--tasks", "100", "--poll", "status", "--failure-rate", "0.2", *QUICK_TASKS]
+    )
+
+    assert summary.finished + summary.failed == 100
+    assert summary.lost == 0
+    assert set(summary.failures) <= {"TaskFailed"}
+    assert summary.requests[task_service.SEARCH] == 0
+    assert summary.requests[task_service.STATUS] == summary.status_checks >= 100
+
+
+def test_poll_errors_within_the_policy_fail_no_future(
+    publish: ModuleType, task_service: Any
+) -> None:
+    # Every other search answered 503: polling goes on, every future resolves.
+    summary = publish.run(
+        ["--tasks", "30", "--search-503-rate", "0.5", "--seed", "3", *QUICK_TASKS]
+    )
+
+    assert summary.search_503s > 0
+    assert summary.poll_errors_absorbed == summary.search_503s
+    assert summary.lost == 0
+    assert set(summary.failures) <= {"TaskFailed"}
+
+
+def test_service_refuses_a_search_of_more_than_100_ids(task_service: Any) -> None:
+    service = task_service.TaskService(search_503_rate=0)
+    with task_service.TaskServer(service) as server, requests.Session() as session:
+        largest = session.post(
+            f"{server.url}/tasks/search",
+            json={"task_id": list(range(task_service.MAX_SEARCH))},
+            timeout=10,
+        )
+        too_large = session.post(
+            f"{server.url}/tasks/search",
+            json={"task_id": list(range(task_service.MAX_SEARCH + 1))},
+            timeout=10,
+        )
+
+    assert largest.status_code == 200
+    assert too_large.status_code == 400
+    assert "at most 100 task ids" in too_large.text
+
+
+def test_service_answers_503_with_retry_after_to_searches_at_the_given_rate(
+    task_service: Any,
+) -> None:
+    service = task_service.TaskService(search_503_rate=1)
+    with task_service.TaskServer(service) as server, requests.Session() as session:
+        answer = session.post(
+            f"{server.url}/tasks/search", json={"task_id": [1]}, timeout=10
+        )
+
+    assert answer.status_code == 503
+    assert answer.headers["Retry-After"] == str(task_service.SEARCH_RETRY_AFTER)
+    assert service.answered_503()[task_service.SEARCH] == 1
+
+
+def test_the_poll_retry_policy_waits_at_least_the_retry_after(
+    publish: ModuleType,
+) -> None:
+    policy = publish.RetryAfterPolicy(sleep=0.1, exception_base=Exception)
+    failed: Any = Future()
+    response = requests.Response()
+    response.url = "http://service/tasks/search"
+    failed.set_exception(publish.ServiceUnavailable(response, retry_after=7.0))
+    other: Any = Future()
+    other.set_exception(ConnectionError("dropped"))
+
+    assert policy.sleep_time(1, failed) == 7.0
+    assert policy.sleep_time(1, other) == 0.1
+    assert policy.absorbed == 2

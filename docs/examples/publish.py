@@ -4,7 +4,14 @@ A publish request starts a task on the service and answers at once with the task
 id; the task ends later. A :class:`~fluent_executors.PollExecutor` gives each task a
 future: the publish request runs on a thread pool, and then one poll function checks
 *every* outstanding task with a single search request per interval and resolves the
-futures of the tasks that have ended.
+futures of the tasks that have ended. The service answers at most 100 ids per
+search, so the poll executor passes the poll function at most that many at once
+(``max_batch``), and it refuses some searches with a transient ``503`` and a
+``Retry-After`` header: the poll retry policy keeps the futures of such a poll
+pending and polls again after the delay the service asked for
+(``poll_retry_policy``), so no future fails because of it. ``--poll status`` polls
+instead with an async poll function that asks about each task with its own
+``GET /tasks/<id>`` request, hundreds at once on one thread (``httpx``).
 
 Around it, a :class:`~fluent_executors.TimeoutExecutor` cancels each task not done
 in time, and a :class:`~fluent_executors.RetryExecutor` publishes again when the
@@ -16,14 +23,17 @@ Run it; it starts its own task service (``task_service.py``) on 127.0.0.1::
     python publish.py                  # 500 tasks
     python publish.py --timeout 4      # cancel each task not done 4 s after publish
     python publish.py --cancel-after 3 # cancel the tasks still running after 3 s
+    python publish.py --poll status    # one async GET per task and poll
     python publish.py --url http://127.0.0.1:8000  # use a running task_service.py
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import concurrent.futures
 import functools
+import logging
 import math
 import threading
 import time
@@ -34,10 +44,12 @@ from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any, Literal
 
+import httpx
 import requests
 from task_service import (
     CANCEL,
     ENDPOINTS,
+    MAX_SEARCH,
     PUBLISH,
     SEARCH,
     STATUS,
@@ -54,6 +66,12 @@ REQUEST_TIMEOUT = 10.0
 
 PUBLISH_ATTEMPTS = 5
 """The most attempts at publishing one object while the service answers 503."""
+
+POLL_ATTEMPTS = 10
+"""The most failed poll calls in a row before the futures of a poll fail."""
+
+STATUS_REQUESTS_AT_ONCE = 50
+"""With ``--poll status``: the most ``GET /tasks/<id>`` requests in flight at once."""
 
 
 class PublishedTask(TypedDict):
@@ -72,10 +90,19 @@ class TaskState(TypedDict):
 
 
 class ServiceUnavailable(requests.HTTPError):
-    """The service answered a publish request with ``503 Service Unavailable``.
+    """The service answered a request with ``503 Service Unavailable``.
 
-    It started no task: the request is worth trying again shortly.
+    It did nothing (started no task, searched nothing): the request is worth
+    trying again shortly, after ``retry_after`` seconds if the service said so.
     """
+
+    def __init__(
+        self, response: requests.Response, retry_after: float | None = None
+    ) -> None:
+        super().__init__(
+            f"503 Service Unavailable for url: {response.url}", response=response
+        )
+        self.retry_after = retry_after
 
 
 class TaskFailed(Exception):
@@ -119,7 +146,7 @@ class TaskClient:
         self._session = session
         self._lock = threading.Lock()
         self._requests: Counter[str] = Counter()
-        self._publish_503s = 0
+        self._answered_503: Counter[str] = Counter()
         # How many task states the searches returned. One GET request per task and
         # poll would have taken as many requests. Only the poll thread writes it.
         self.status_checks = 0
@@ -136,18 +163,13 @@ class TaskClient:
                 otherwise; the future fails with it.
         """
         response = self._send(PUBLISH, "POST", f"/object/{object_id}/publish")
-        if response.status_code == HTTPStatus.SERVICE_UNAVAILABLE:
-            with self._lock:
-                self._publish_503s += 1
-            raise ServiceUnavailable(
-                f"503 Service Unavailable for url: {response.url}", response=response
-            )
-        response.raise_for_status()
+        self._raise_for_status(PUBLISH, response)
         task: PublishedTask = response.json()
         return task
 
     def poll_tasks(self, descriptors: list[PollDescriptor[PublishedTask]]) -> None:
-        """Check the tasks of all the futures being polled, in one search request.
+        """Check the tasks of the futures being polled, in one search request (the
+        executor passes at most ``max_batch``, :data:`MAX_SEARCH`, at once).
 
         Resolves the future of each task that has finished, fails the future of each
         task that has failed with :class:`TaskFailed`, and leaves the others pending
@@ -155,27 +177,50 @@ class TaskClient:
         ``default_interval``.
 
         Raises:
-            requests.RequestException: the search failed; every future of this poll
-                fails with it. (To ride out such errors instead, catch them and
-                return the delay until the next try.)
+            ServiceUnavailable: the service answered 503; the poll retry policy
+                keeps the futures pending and polls again after its Retry-After.
+            requests.RequestException: the search failed otherwise; the poll retry
+                policy decides (a connection error is retried, the rest fail every
+                future of this poll).
         """
         task_ids = [descriptor.result["task_id"] for descriptor in descriptors]
         response = self._send(SEARCH, "POST", "/tasks/search", {"task_id": task_ids})
-        response.raise_for_status()
+        self._raise_for_status(SEARCH, response)
         self.status_checks += len(task_ids)
         tasks: dict[int, TaskState] = {
             task["task_id"]: task for task in response.json()
         }
         for descriptor, task_id in zip(descriptors, task_ids, strict=True):
-            task = tasks.get(task_id)
-            if task is None:  # not found by the search (yet): ask again next time
-                continue
-            if task["state"] == "finished":
-                descriptor.yield_result()
-            elif task["state"] == "error":
-                error = task.get("error", "no error message")
-                descriptor.yield_exception(TaskFailed(task_id, error))
-            # Otherwise the task is still under way: leave the future pending.
+            _resolve(descriptor, tasks.get(task_id))
+
+    async def poll_each_task(
+        self, descriptors: list[PollDescriptor[PublishedTask]]
+    ) -> None:
+        """The poll function of ``--poll status``: asks about each task with a
+        ``GET /tasks/<id>`` of its own, at most :data:`STATUS_REQUESTS_AT_ONCE` at
+        once, all on the poll thread's event loop. Resolves the futures as
+        :meth:`poll_tasks` does.
+
+        Raises:
+            httpx.HTTPError: a request failed; the poll retry policy decides.
+        """
+        limit = asyncio.Semaphore(STATUS_REQUESTS_AT_ONCE)
+        async with httpx.AsyncClient(
+            base_url=self._url, timeout=REQUEST_TIMEOUT
+        ) as http:
+
+            async def check(descriptor: PollDescriptor[PublishedTask]) -> None:
+                task_id = descriptor.result["task_id"]
+                async with limit:
+                    self._count(STATUS)
+                    response = await http.get(f"/tasks/{task_id}")
+                if response.status_code == HTTPStatus.NOT_FOUND:
+                    return  # not known (yet): ask again next time
+                response.raise_for_status()
+                self.status_checks += 1  # on the one loop: no race
+                _resolve(descriptor, response.json())
+
+            await asyncio.gather(*(check(d) for d in descriptors))
 
     def cancel_task(self, task: PublishedTask) -> bool:
         """Cancel ``task`` on the service.
@@ -192,10 +237,24 @@ class TaskClient:
         with self._lock:
             return {endpoint: self._requests[endpoint] for endpoint in ENDPOINTS}
 
-    def publish_503s(self) -> int:
-        """Return how many publish requests the service answered with 503."""
+    def answered_503(self) -> dict[str, int]:
+        """Return how many requests of each endpoint the service answered with 503."""
         with self._lock:
-            return self._publish_503s
+            return {endpoint: self._answered_503[endpoint] for endpoint in ENDPOINTS}
+
+    def _raise_for_status(self, endpoint: str, response: requests.Response) -> None:
+        if response.status_code == HTTPStatus.SERVICE_UNAVAILABLE:
+            with self._lock:
+                self._answered_503[endpoint] += 1
+            retry_after = response.headers.get("Retry-After")
+            raise ServiceUnavailable(
+                response, float(retry_after) if retry_after else None
+            )
+        response.raise_for_status()
+
+    def _count(self, endpoint: str) -> None:
+        with self._lock:
+            self._requests[endpoint] += 1
 
     def _send(
         self,
@@ -204,11 +263,42 @@ class TaskClient:
         path: str,
         body: dict[str, list[int]] | None = None,
     ) -> requests.Response:
-        with self._lock:
-            self._requests[endpoint] += 1
+        self._count(endpoint)
         return self._session.request(
             method, self._url + path, json=body, timeout=REQUEST_TIMEOUT
         )
+
+
+def _resolve(descriptor: PollDescriptor[PublishedTask], task: TaskState | None) -> None:
+    """Resolve the future of ``descriptor`` from its task's state, if it has ended."""
+    if task is None:  # not found by the search (yet): ask again next time
+        return
+    if task["state"] == "finished":
+        descriptor.yield_result()
+    elif task["state"] == "error":
+        error = task.get("error", "no error message")
+        descriptor.yield_exception(TaskFailed(task["task_id"], error))
+    # Otherwise the task is still under way: leave the future pending.
+
+
+class RetryAfterPolicy(ExceptionRetryPolicy):
+    """The poll retry policy: retries a failed poll call as
+    :class:`~fluent_executors.ExceptionRetryPolicy` does, but never sooner than the
+    ``Retry-After`` the service asked for; counts the errors it absorbs.
+
+    Takes the arguments of :class:`~fluent_executors.ExceptionRetryPolicy`.
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.absorbed = 0  # written by the poll thread only
+
+    def sleep_time(self, attempt: int, future: Future[Any]) -> float:
+        """The backoff's delay, or the error's ``retry_after`` if longer."""
+        self.absorbed += 1  # asked once per failed poll call that it retries
+        delay = super().sleep_time(attempt, future)
+        retry_after = getattr(future.exception(), "retry_after", None)
+        return delay if retry_after is None else max(delay, retry_after)
 
 
 class RetryCounter:
@@ -241,6 +331,8 @@ class Summary:
         failed: how many futures failed.
         cancelled: how many futures were cancelled after ``cancel_after``.
         timed_out: how many futures were cancelled by the timeout.
+        lost: how many futures had not ended once the executor was shut down (0:
+            the executor never loses a future).
         failures: the failed futures by exception type, for example
             ``{"TaskFailed": 48}``.
         wall_time: seconds from the first submit to the end of the last future.
@@ -248,8 +340,13 @@ class Summary:
             per task and poll would have taken as many requests.
         retries: how many times a publish was tried again.
         publish_503s: how many publish requests were answered 503.
+        search_503s: how many searches were answered 503 (with Retry-After).
+        poll_errors_absorbed: how many failed poll calls the poll retry policy
+            retried, their futures left pending (none failed because of them).
+        poll: how the tasks were polled, ``"search"`` (batches of at most
+            :data:`MAX_SEARCH`) or ``"status"`` (an async request per task).
         requests: the HTTP requests per endpoint.
-        counted_by: who counted :attr:`requests` and :attr:`publish_503s`,
+        counted_by: who counted :attr:`requests` and the 503 answers,
             ``"client"`` or ``"service"``.
     """
 
@@ -258,11 +355,15 @@ class Summary:
     failed: int
     cancelled: int
     timed_out: int
+    lost: int
     failures: dict[str, int]
     wall_time: float
     status_checks: int
     retries: int
     publish_503s: int
+    search_503s: int
+    poll_errors_absorbed: int
+    poll: Literal["search", "status"]
     requests: dict[str, int]
     counted_by: Literal["client", "service"] = "client"
 
@@ -275,15 +376,28 @@ class Summary:
         lines = [
             f"{self.tasks:,} tasks in {self.wall_time:.1f} s: {self.finished:,} "
             f"finished, {failed}, {self.cancelled:,} cancelled, {self.timed_out:,} "
-            "timed out.",
+            f"timed out, {self.lost:,} lost.",
             f"{self.retries:,} retries, after {self.publish_503s:,} publish requests "
             "answered 503 Service Unavailable.",
+            f"{self.poll_errors_absorbed:,} failed polls absorbed by the poll retry "
+            f"policy ({self.search_503s:,} searches answered 503 + Retry-After): no "
+            "future failed because of them.",
             f"HTTP requests, counted by the {self.counted_by}:",
             *(f"  {endpoint:<28}{n:>8,}" for endpoint, n in self.requests.items()),
-            f"Polling checked {self.status_checks:,} task states in "
-            f"{self.requests[SEARCH]:,} searches; one {STATUS} per task and poll",
-            f"would have taken {self.status_checks:,} requests.",
         ]
+        if self.poll == "search":
+            lines += [
+                f"Polling checked {self.status_checks:,} task states in "
+                f"{self.requests[SEARCH]:,} searches of at most {MAX_SEARCH} ids; "
+                f"one {STATUS} per task",
+                f"and poll would have taken {self.status_checks:,} requests.",
+            ]
+        else:
+            lines.append(
+                f"Polling checked {self.status_checks:,} task states with as many "
+                f"{STATUS} requests, up to {STATUS_REQUESTS_AT_ONCE} at once on the "
+                "poll thread."
+            )
         return "\n".join(lines)
 
 
@@ -295,6 +409,7 @@ def publish_all(
     interval: float,
     timeout: float = math.inf,
     cancel_after: float | None = None,
+    poll: Literal["search", "status"] = "search",
 ) -> Summary:
     """Publish ``tasks`` objects through the service at ``url``; wait for every task.
 
@@ -312,6 +427,9 @@ def publish_all(
             to end); ``math.inf`` waits as long as it takes.
         cancel_after: if not ``None``, cancel the futures still pending after this
             many seconds, and so their tasks.
+        poll: ``"search"``: one search request per poll and batch of at most
+            :data:`MAX_SEARCH` tasks; ``"status"``: an async poll function, one
+            ``GET /tasks/<id>`` per task.
 
     Returns:
         What happened, with the requests as this client counted them.
@@ -319,6 +437,20 @@ def publish_all(
     with requests.Session() as session:
         client = TaskClient(url, session)
         counter = RetryCounter()
+        # A failed poll call (503 with Retry-After, a dropped connection) leaves its
+        # futures pending and is tried again; only POLL_ATTEMPTS failures in a row
+        # fail them.
+        poll_policy = RetryAfterPolicy(
+            max_attempts=POLL_ATTEMPTS,
+            sleep=interval,
+            max_sleep=5.0,
+            exception_base=(
+                ServiceUnavailable,
+                requests.ConnectionError,
+                requests.Timeout,
+                httpx.TransportError,
+            ),
+        )
         # Read inside-out: publish runs on the thread pool; the poll executor
         # resolves its future once the task has ended; the timeout cancels an attempt
         # not done in time; the retry executor submits a new attempt through all of
@@ -328,9 +460,11 @@ def publish_all(
         executor = (
             Executors.thread_pool(max_workers=workers, name="publish")
             .with_poll(
-                client.poll_tasks,
-                cancel_fn=client.cancel_task,
-                default_interval=interval,
+                client.poll_tasks if poll == "search" else client.poll_each_task,
+                client.cancel_task,
+                interval,
+                poll_retry_policy=poll_policy,
+                max_batch=MAX_SEARCH if poll == "search" else None,
             )
             .with_timeout(timeout)
             .with_retry(
@@ -354,7 +488,10 @@ def publish_all(
             # then cancel the rest, remote tasks included, rather than wait for them.
             executor.shutdown(cancel_futures=True)
         wall_time = time.monotonic() - started
-    outcomes = Counter(_outcome(future, cancelled_here) for future in futures)
+    lost = sum(not future.done() for future in futures)
+    outcomes = Counter(
+        _outcome(future, cancelled_here) for future in futures if future.done()
+    )
     finished = outcomes.pop("finished", 0)
     cancelled = outcomes.pop("cancelled", 0)
     timed_out = outcomes.pop("timed out", 0)
@@ -364,11 +501,15 @@ def publish_all(
         failed=outcomes.total(),
         cancelled=cancelled,
         timed_out=timed_out,
+        lost=lost,
         failures=dict(outcomes.most_common()),
         wall_time=wall_time,
         status_checks=client.status_checks,
         retries=counter.retries,
-        publish_503s=client.publish_503s(),
+        publish_503s=client.answered_503()[PUBLISH],
+        search_503s=client.answered_503()[SEARCH],
+        poll_errors_absorbed=poll_policy.absorbed,
+        poll=poll,
         requests=client.request_counts(),
     )
 
@@ -437,6 +578,7 @@ def run(argv: Sequence[str] | None = None) -> Summary:
         interval=arguments.interval,
         timeout=arguments.timeout,
         cancel_after=arguments.cancel_after,
+        poll=arguments.poll,
     )
     if arguments.url is not None:
         return publish(arguments.url)
@@ -446,7 +588,8 @@ def run(argv: Sequence[str] | None = None) -> Summary:
     return replace(
         summary,
         requests=service.request_counts(),
-        publish_503s=service.publish_503s(),
+        publish_503s=service.answered_503()[PUBLISH],
+        search_503s=service.answered_503()[SEARCH],
         counted_by="service",
     )
 
@@ -455,17 +598,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo and print its summary.
 
     Returns:
-        The exit status: 0, once every future has ended.
+        The exit status: 0 once every future has ended, 1 if one was lost.
     """
-    print(run(argv).report())
-    return 0
+    # The summary counts the failed polls that the poll retry policy absorbed; the
+    # library also logs each at WARNING, with its traceback: not needed here.
+    poll_logger = logging.getLogger("fluent_executors.poll")
+    level = poll_logger.level
+    poll_logger.setLevel(logging.ERROR)
+    try:
+        summary = run(argv)
+    finally:
+        poll_logger.setLevel(level)
+    print(summary.report())
+    return 1 if summary.lost else 0
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        description="Publish objects through a remote task service and poll all "
-        "their tasks with one search request per interval; retry the publish "
-        "requests answered 503, and cancel the tasks not done in time."
+        description="Publish objects through a remote task service and poll their "
+        "tasks with one search request per interval and batch of 100; ride out "
+        "the 503 answers, and cancel the tasks not done in time."
     )
     parser.add_argument(
         "--tasks",
@@ -499,6 +651,14 @@ def _parser() -> argparse.ArgumentParser:
         type=_seconds,
         metavar="SECONDS",
         help="cancel the tasks still pending after this time",
+    )
+    parser.add_argument(
+        "--poll",
+        choices=["search", "status"],
+        default="search",
+        help="search: one search request per poll and batch of at most "
+        f"{MAX_SEARCH} tasks; status: an async poll function, one GET per task "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--url",

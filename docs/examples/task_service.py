@@ -3,8 +3,10 @@
 Publishing an object starts a task on the service. The task takes a random time and
 fails at a given rate, as real remote work does; clients poll the states of their
 tasks and may cancel the tasks that have not ended. Like a busy real service, it also
-refuses some publish requests at a given rate with a transient ``503 Service
-Unavailable``, which a client should retry. The HTTP API, JSON in and out:
+refuses some publish requests and some searches at given rates with a transient
+``503 Service Unavailable`` (a search's with a ``Retry-After`` header), which a
+client should retry, and it answers at most :data:`MAX_SEARCH` task ids per search.
+The HTTP API, JSON in and out:
 
 - ``POST /object/<id>/publish`` starts a task: 202, ``{"task_id": 1}``; or, at the
   given rate, starts none: 503.
@@ -12,7 +14,9 @@ Unavailable``, which a client should retry. The HTTP API, JSON in and out:
 - ``DELETE /tasks/<task_id>`` cancels a task that has not ended: 200 and the task;
   409 if it has ended.
 - ``POST /tasks/search`` with ``{"task_id": [1, 2]}``: a list of those tasks, each
-  as above, with an ``error`` message when the state is ``error``.
+  as above, with an ``error`` message when the state is ``error``; 400 for more
+  than :data:`MAX_SEARCH` ids; or, at the given rate, 503 with ``Retry-After: 1``
+  (seconds).
 
 A task is ``pending`` for the first half of its time and ``running`` for the second,
 then ``finished``, or ``error`` with an ``error`` message; DELETE makes a pending or
@@ -21,13 +25,14 @@ its answer). States follow from the clock: no thread runs the tasks.
 
 Run it on its own::
 
-    python task_service.py --port 8000 --failure-rate 0.2 --publish-503-rate 0.1
+    python task_service.py --port 8000 --failure-rate 0.2 --publish-503-rate 0.1 \
+        --search-503-rate 0.1
 
 or embed it, serving on a free port of 127.0.0.1 in a background thread::
 
     with TaskServer(TaskService(max_duration=2.0)) as server:
         requests.post(f"{server.url}/object/42/publish", timeout=10)
-        print(server.service.request_counts(), server.service.publish_503s())
+        print(server.service.request_counts(), server.service.answered_503())
 """
 
 from __future__ import annotations
@@ -71,6 +76,11 @@ DEFAULT_MIN_DURATION = 1.0
 DEFAULT_MAX_DURATION = 8.0
 DEFAULT_FAILURE_RATE = 0.1
 DEFAULT_PUBLISH_503_RATE = 0.05
+DEFAULT_SEARCH_503_RATE = 0.1
+MAX_SEARCH = 100
+"""The most task ids one search may ask about; a longer search is a 400."""
+SEARCH_RETRY_AFTER = 1
+"""The ``Retry-After`` of a search answered 503, in seconds."""
 
 
 @dataclass
@@ -113,6 +123,8 @@ class TaskService:
             runs.
         publish_503_rate: the share of publish requests answered ``503 Service
             Unavailable``, from 0 to 1; such a request starts no task.
+        search_503_rate: the share of searches answered ``503 Service
+            Unavailable`` with ``Retry-After``, from 0 to 1.
 
     Raises:
         ValueError: the durations are negative or in the wrong order, or a rate is
@@ -127,6 +139,7 @@ class TaskService:
         seed: int | None = None,
         *,
         publish_503_rate: float = DEFAULT_PUBLISH_503_RATE,
+        search_503_rate: float = DEFAULT_SEARCH_503_RATE,
     ) -> None:
         if not 0 <= min_duration <= max_duration:
             raise ValueError(
@@ -137,20 +150,23 @@ class TaskService:
             raise ValueError(
                 f"failure_rate must be between 0 and 1, got {failure_rate!r}"
             )
-        if not 0 <= publish_503_rate <= 1:
-            raise ValueError(
-                f"publish_503_rate must be between 0 and 1, got {publish_503_rate!r}"
-            )
+        for argument, rate in [
+            ("publish_503_rate", publish_503_rate),
+            ("search_503_rate", search_503_rate),
+        ]:
+            if not 0 <= rate <= 1:
+                raise ValueError(f"{argument} must be between 0 and 1, got {rate!r}")
         self._min_duration = min_duration
         self._max_duration = max_duration
         self._failure_rate = failure_rate
         self._publish_503_rate = publish_503_rate
+        self._search_503_rate = search_503_rate
         self._lock = threading.Lock()  # guards the random numbers, tasks and counts
         self._random = random.Random(seed)
         self._task_ids = itertools.count(1)
         self._tasks: dict[int, _Task] = {}
         self._requests: Counter[str] = Counter()
-        self._publish_503s = 0
+        self._answered_503: Counter[str] = Counter()
         self._urls = Map(
             [
                 Rule("/object/<object_id>/publish", methods=["POST"], endpoint=PUBLISH),
@@ -172,11 +188,12 @@ class TaskService:
         with self._lock:
             return {endpoint: self._requests[endpoint] for endpoint in ENDPOINTS}
 
-    def publish_503s(self) -> int:
-        """Return how many publish requests were answered ``503 Service
-        Unavailable`` (they are counted in :meth:`request_counts` too)."""
+    def answered_503(self) -> dict[str, int]:
+        """Return how many requests of each endpoint were answered ``503 Service
+        Unavailable``, in the order of :data:`ENDPOINTS` (they are counted in
+        :meth:`request_counts` too)."""
         with self._lock:
-            return self._publish_503s
+            return {endpoint: self._answered_503[endpoint] for endpoint in ENDPOINTS}
 
     def __call__(
         self, environ: WSGIEnvironment, start_response: StartResponse
@@ -196,7 +213,7 @@ class TaskService:
         now = time.monotonic()
         with self._lock:
             if self._random.random() < self._publish_503_rate:
-                self._publish_503s += 1
+                self._answered_503[PUBLISH] += 1
                 raise ServiceUnavailable("too busy to publish now; try again shortly")
             duration = self._random.uniform(self._min_duration, self._max_duration)
             fails = self._random.random() < self._failure_rate
@@ -226,8 +243,17 @@ class TaskService:
 
     def _search(self, request: Request) -> Response:
         task_ids = _task_ids(request.get_json(silent=True))
+        if len(task_ids) > MAX_SEARCH:
+            raise BadRequest(
+                f"at most {MAX_SEARCH} task ids per search, got {len(task_ids)}"
+            )
         now = time.monotonic()
         with self._lock:
+            if self._random.random() < self._search_503_rate:
+                self._answered_503[SEARCH] += 1
+                raise ServiceUnavailable(
+                    "too busy to search now", retry_after=SEARCH_RETRY_AFTER
+                )
             found = [
                 self._tasks[task_id].to_json(now)
                 for task_id in task_ids
@@ -379,6 +405,14 @@ def add_service_arguments(parser: argparse.ArgumentParser) -> None:
         "Unavailable, from 0 to 1 (default: %(default)s)",
     )
     group.add_argument(
+        "--search-503-rate",
+        type=float,
+        default=DEFAULT_SEARCH_503_RATE,
+        metavar="RATE",
+        help="share of searches refused with a transient 503 Service Unavailable "
+        f"and Retry-After: {SEARCH_RETRY_AFTER}, from 0 to 1 (default: %(default)s)",
+    )
+    group.add_argument(
         "--seed",
         type=int,
         help="random seed, for repeatable durations, failures and 503 answers",
@@ -398,14 +432,15 @@ def service_from_arguments(
             arguments.failure_rate,
             arguments.seed,
             publish_503_rate=arguments.publish_503_rate,
+            search_503_rate=arguments.search_503_rate,
         )
     except ValueError as error:
         parser.error(str(error))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Serve the task service until Ctrl-C, then print the request counts and the
-    number of publish requests answered 503."""
+    """Serve the task service until Ctrl-C, then print the request counts and how
+    many of them were answered 503."""
     parser = argparse.ArgumentParser(
         description="Serve simulated remote tasks over HTTP (the PollExecutor demo)."
     )
@@ -435,9 +470,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass
     finally:
         server.close()
+    answered_503 = server.service.answered_503()
     for endpoint, count in server.service.request_counts().items():
-        print(f"{endpoint:<28} {count:>8,}")
-    print(f"{'(publish answered 503)':<28} {server.service.publish_503s():>8,}")
+        print(f"{endpoint:<28} {count:>8,}  ({answered_503[endpoint]:,} answered 503)")
     return 0
 
 

@@ -238,6 +238,7 @@ class _Poller:
                         return
                     _clock.wait(self._cond, self._wait_timeout())
                 cancels, self._cancels = self._cancels, []
+                batch: list[PollDescriptor[Any]] = []
                 due = self._due()
                 if due:
                     self._wake = False
