@@ -145,7 +145,7 @@ class PollExecutorMachine(RuleBasedStateMachine):
         for _ in range(count):
             task = self.next_id
             self.next_id += 1
-            self.futures[task] = self.executor.submit(lambda task=task: task)
+            self.futures[task] = self.executor.submit(int, task)
         self.settle()
 
     @precondition(lambda self: self.closed)
