@@ -75,7 +75,29 @@ def docs(session: nox.Session) -> None:
     session.run(
         "sphinx-build", "-W", "--keep-going", "-b", "html", "docs", "docs/_build/html"
     )
+    missing = _figures_missing(Path("docs"), Path("docs/_build/html"))
+    if missing:
+        session.error(f"figures missing from the built HTML: {', '.join(missing)}")
     session.run("sphinx-build", "-W", "-b", "doctest", "docs", "docs/_build/doctest")
+
+
+def _figures_missing(source: Path, html: Path) -> list[str]:
+    """The figures of ``.. plot:: figures/<name>.py`` directives in ``source`` that
+    no page of ``html`` shows as ``_images/<name>.svg``."""
+    wanted = {
+        name
+        for page in source.glob("**/*.rst")
+        for name in re.findall(
+            r"^\s*\.\. plot:: figures/(\w+)\.py", page.read_text(), re.M
+        )
+    }
+    shown = "".join(page.read_text() for page in html.glob("**/*.html"))
+    return sorted(
+        name
+        for name in wanted
+        if f"_images/{name}.svg" not in shown
+        or not (html / "_images" / f"{name}.svg").is_file()
+    )
 
 
 @nox.session
