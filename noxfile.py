@@ -137,6 +137,7 @@ def release_check(session: nox.Session) -> None:
 
 BENCHMARKS = [
     "bench/poll_scale.py",
+    "bench/poll_batched.py",
     "bench/chain.py",
     "bench/timeouts.py",
     "bench/combinators.py",

@@ -267,11 +267,17 @@ class _Poller:
             if self.any_deferred:  # the poll function deferred some
                 delay = min(delay, self._next_deferred(_clock.monotonic()))
             return delay
-        now = _clock.monotonic()
-        due = [d for d in batch if d._not_before <= now]
-        delays = [self._next_deferred(now)]
-        if self._max_batch is not None:
-            due.sort(key=_since_last_poll)
+        deferred = self.any_deferred
+        if deferred:
+            now = _clock.monotonic()
+            due = [d for d in batch if d._not_before <= now]
+            delays = [self._next_deferred(now)]
+            if self._max_batch is not None:
+                due.sort(key=_since_last_poll)
+        else:
+            # Nothing was ever deferred: every round polls every future, so the
+            # order of arrival (the batch's) is the order of the last polls.
+            due, delays = batch, []
         size = self._max_batch or len(due) or 1
         for start in range(0, len(due), size):
             chunk = [d for d in due[start : start + size] if not d._future.done()]
@@ -282,9 +288,9 @@ class _Poller:
                 descriptor._polls += 1
                 descriptor._last_polled = polled_at
             delays.append(self._poll(chunk))
-        if due:  # the poll function may have deferred some
+        if due and self.any_deferred:  # the poll function may have deferred some
             delays.append(self._next_deferred(_clock.monotonic()))
-        return min(delays)
+        return min(delays, default=math.inf)
 
     def _next_deferred(self, now: float) -> float:
         """Seconds until the first deferred descriptor is due (``inf``: none)."""
