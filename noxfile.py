@@ -78,7 +78,45 @@ def docs(session: nox.Session) -> None:
     missing = _figures_missing(Path("docs"), Path("docs/_build/html"))
     if missing:
         session.error(f"figures missing from the built HTML: {', '.join(missing)}")
+    long = _long_pages(Path("docs/_build/html/api"), API_PAGE_WORDS)
+    if long:
+        session.error(f"API pages over {API_PAGE_WORDS:,} words: {', '.join(long)}")
     session.run("sphinx-build", "-W", "-b", "doctest", "docs", "docs/_build/doctest")
+
+
+API_PAGE_WORDS = 3_300  # "about 3,000": a page of the API reference a reader takes in
+
+
+def _long_pages(html: Path, limit: int) -> list[str]:
+    """The pages of ``html`` whose main text has more than ``limit`` words."""
+    from html.parser import HTMLParser
+
+    class MainText(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.words = 0
+            self.depth = 0  # inside <article role="main">, and not in a script
+
+        def handle_starttag(
+            self, tag: str, attrs: list[tuple[str, str | None]]
+        ) -> None:
+            if self.depth or ("role", "main") in attrs:
+                self.depth += 1
+
+        def handle_endtag(self, tag: str) -> None:
+            self.depth = max(self.depth - 1, 0)
+
+        def handle_data(self, data: str) -> None:
+            if self.depth:
+                self.words += len(data.split())
+
+    long = []
+    for page in sorted(html.glob("*.html")):
+        parser = MainText()
+        parser.feed(page.read_text())
+        if parser.words > limit:
+            long.append(f"{page.name} ({parser.words:,})")
+    return long
 
 
 def _figures_missing(source: Path, html: Path) -> list[str]:
