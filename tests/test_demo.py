@@ -255,7 +255,11 @@ def test_service_search_reports_errors_and_leaves_out_unknown_tasks(
     task_service: Any,
 ) -> None:
     service = task_service.TaskService(
-        min_duration=0, max_duration=0, failure_rate=1, publish_503_rate=0
+        min_duration=0,
+        max_duration=0,
+        failure_rate=1,
+        publish_503_rate=0,
+        search_503_rate=0,
     )
     with task_service.TaskServer(service) as server, requests.Session() as session:
         task_id = session.post(f"{server.url}/object/a/publish", timeout=10).json()[

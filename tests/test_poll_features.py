@@ -21,6 +21,7 @@ from fluent_executors import (
     PollExecutor,
     RetryPolicy,
 )
+from fluent_executors.testing import virtual_time
 
 
 class Service:
@@ -214,6 +215,33 @@ def test_age_and_polls_describe_each_descriptor(executors):
     ages = [age for _, age in seen]
     assert ages == sorted(ages)
     assert ages[0] >= 0
+
+
+def test_polls_counts_each_descriptor_before_and_after_a_first_defer(executors):
+    # Rounds that pass every descriptor are counted per call; the first defer
+    # switches to counts per descriptor: each count goes on from where it was.
+    seen: queue.Queue[dict[Any, int]] = queue.Queue()
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        seen.put({d.result: d.polls for d in descriptors})
+        for descriptor in descriptors:
+            if descriptor.result == "late" and descriptor.polls == 2:
+                descriptor.defer(10.0)
+        return math.inf
+
+    with virtual_time() as clock:
+        executor = Executors.sync().with_poll(poll)
+        executors.append(executor)
+        executor.submit(identity, "early")
+        assert seen.get(timeout=TIMEOUT) == {"early": 1}
+        executor.submit(identity, "late")
+        assert seen.get(timeout=TIMEOUT) == {"early": 2, "late": 1}
+        executor.notify()
+        assert seen.get(timeout=TIMEOUT) == {"early": 3, "late": 2}  # late deferred
+        executor.notify()
+        assert seen.get(timeout=TIMEOUT) == {"early": 4}
+        clock.advance(10.0)
+        assert seen.get(timeout=TIMEOUT) == {"early": 5, "late": 3}
 
 
 def test_defer_checks_its_delay(executors):

@@ -64,6 +64,10 @@ class _Poller:
         self._max_batch = max_batch
         self._poll_failures = 0  # consecutive failed calls of the poll function
         self.any_deferred = False  # a descriptor was deferred: rounds filter
+        # While every call passes every descriptor (nothing deferred, no max_batch),
+        # PollDescriptor.polls is counted by calls, not per descriptor and call:
+        self.plain_calls = 0  # such calls so far (under the lock)
+        self._counting_calls = max_batch is None
         self._cancel_fn = cancel_fn
         self._default_interval = default_interval
         self._logger = logger
@@ -121,6 +125,8 @@ class _Poller:
             if future.done():
                 return
             future._descriptor = descriptor
+            if self._counting_calls:
+                descriptor._plain_from = self.plain_calls
             idle = not self._polled
             self._polled[descriptor] = None
             self._polled_added += 1
@@ -240,8 +246,13 @@ class _Poller:
                 cancels, self._cancels = self._cancels, []
                 batch: list[PollDescriptor[Any]] = []
                 due = self._due()
+                plain = not self.any_deferred and self._max_batch is None
                 if due:
                     self._wake = False
+                    if plain:  # this round is one call with every descriptor
+                        self.plain_calls += 1
+                    elif self._counting_calls:  # rounds count per descriptor now
+                        self._stop_counting_calls()
                     batch = list(self._polled)
                     if self._polled_added > 2 * len(batch) + 64:
                         self._polled = dict.fromkeys(batch)
@@ -250,20 +261,19 @@ class _Poller:
                 self._run_cancels(cancels)
             if not due:
                 continue
-            delay = self._round(batch)
+            delay = self._round(batch, plain)
             del batch  # not kept alive while the thread waits
             with self._cond:
                 self._deadline = (
                     _clock.monotonic() + delay if delay < math.inf else None
                 )
 
-    def _round(self, batch: list[PollDescriptor[Any]]) -> float:
-        """Poll the descriptors of ``batch`` that are due; return the delay until
-        the next round."""
-        if not self.any_deferred and self._max_batch is None:
-            for descriptor in batch:  # the plain path: every one, in one call
-                descriptor._polls += 1
-            delay = self._poll(batch)
+    def _round(self, batch: list[PollDescriptor[Any]], plain: bool) -> float:
+        """Poll the descriptors of ``batch`` that are due (every one in one call if
+        ``plain``: nothing deferred, no ``max_batch``); return the delay until the
+        next round."""
+        if plain:
+            delay = self._poll(batch)  # the plain path: every one, in one call
             if self.any_deferred:  # the poll function deferred some
                 delay = min(delay, self._next_deferred(_clock.monotonic()))
             return delay
@@ -291,6 +301,16 @@ class _Poller:
         if due and self.any_deferred:  # the poll function may have deferred some
             delays.append(self._next_deferred(_clock.monotonic()))
         return min(delays, default=math.inf)
+
+    def _stop_counting_calls(self) -> None:
+        """Turn the counts of plain calls into each descriptor's own (under the
+        lock): from now on rounds count per descriptor."""
+        calls = self.plain_calls
+        for descriptor in self._polled:
+            if descriptor._plain_from is not None:
+                descriptor._polls += calls - descriptor._plain_from
+                descriptor._plain_from = None
+        self._counting_calls = False
 
     def _next_deferred(self, now: float) -> float:
         """Seconds until the first deferred descriptor is due (``inf``: none)."""
