@@ -4,7 +4,8 @@ poll calls, cancels, time and shutdowns in any order, on a virtual clock, agains
 model of what must happen.
 
 Checked after every step: the poll function is never called with nothing, nor with
-more than ``max_batch`` descriptors, nor with a descriptor deferred until later; the
+more than ``max_batch`` descriptors, nor with a descriptor deferred until later; each
+descriptor's ``polls`` counts the calls it was passed to, this one included; the
 poll retry policy sees the consecutive failures counted from 1; a future resolves
 only as its task did remotely, fails only when the policy gives up on its poll,
 and is cancelled only when ``cancel()`` said so; every task that is due is polled
@@ -77,6 +78,7 @@ class PollExecutorMachine(RuleBasedStateMachine):
         self.defer_next: dict[int, float] = {}  # defer by this much at next sight
         self.not_before: dict[int, float] = {}  # deferred until then
         self.last_polled: dict[int, float] = {}
+        self.polls: dict[int, int] = {}  # calls each task was passed to
         self.errors = 0  # poll calls still to fail
         self.failures_in_a_row = 0
         self.given_up: set[int] = set()  # tasks of a poll the policy gave up on
@@ -112,6 +114,11 @@ class PollExecutorMachine(RuleBasedStateMachine):
                 if now < self.not_before.get(task, now):
                     self.violations.append(f"task {task} polled before its time")
                 self.last_polled[task] = now
+                self.polls[task] = self.polls.get(task, 0) + 1
+                if descriptor.polls != self.polls[task]:
+                    self.violations.append(
+                        f"task {task}: polls {descriptor.polls}, not {self.polls[task]}"
+                    )
             if self.errors:
                 self.errors -= 1
                 self.failures_in_a_row += 1

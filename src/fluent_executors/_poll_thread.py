@@ -64,10 +64,12 @@ class _Poller:
         self._max_batch = max_batch
         self._poll_failures = 0  # consecutive failed calls of the poll function
         self.any_deferred = False  # a descriptor was deferred: rounds filter
-        # While every call passes every descriptor (nothing deferred, no max_batch),
-        # PollDescriptor.polls is counted by calls, not per descriptor and call:
-        self.plain_calls = 0  # such calls so far (under the lock)
-        self._counting_calls = max_batch is None
+        # Until the first defer, every round passes every descriptor once (in one
+        # call, or in calls of max_batch): PollDescriptor.polls and the time of the
+        # last poll are then counted by rounds, not per descriptor and call.
+        self.full_rounds = 0  # such rounds so far (under the lock)
+        self._full_round_at = 0.0  # when the last one started
+        self._counting_rounds = True
         self._cancel_fn = cancel_fn
         self._default_interval = default_interval
         self._logger = logger
@@ -125,8 +127,8 @@ class _Poller:
             if future.done():
                 return
             future._descriptor = descriptor
-            if self._counting_calls:
-                descriptor._plain_from = self.plain_calls
+            if self._counting_rounds:
+                descriptor._rounds_from = self.full_rounds
             idle = not self._polled
             self._polled[descriptor] = None
             self._polled_added += 1
@@ -246,13 +248,14 @@ class _Poller:
                 cancels, self._cancels = self._cancels, []
                 batch: list[PollDescriptor[Any]] = []
                 due = self._due()
-                plain = not self.any_deferred and self._max_batch is None
+                full = not self.any_deferred  # every descriptor is due
                 if due:
                     self._wake = False
-                    if plain:  # this round is one call with every descriptor
-                        self.plain_calls += 1
-                    elif self._counting_calls:  # rounds count per descriptor now
-                        self._stop_counting_calls()
+                    if full:
+                        self.full_rounds += 1
+                        self._full_round_at = _clock.monotonic()
+                    elif self._counting_rounds:  # descriptors count their own now
+                        self._stop_counting_rounds()
                     batch = list(self._polled)
                     if self._polled_added > 2 * len(batch) + 64:
                         self._polled = dict.fromkeys(batch)
@@ -261,56 +264,57 @@ class _Poller:
                 self._run_cancels(cancels)
             if not due:
                 continue
-            delay = self._round(batch, plain)
+            delay = self._round(batch, full)
             del batch  # not kept alive while the thread waits
             with self._cond:
                 self._deadline = (
                     _clock.monotonic() + delay if delay < math.inf else None
                 )
 
-    def _round(self, batch: list[PollDescriptor[Any]], plain: bool) -> float:
-        """Poll the descriptors of ``batch`` that are due (every one in one call if
-        ``plain``: nothing deferred, no ``max_batch``); return the delay until the
-        next round."""
-        if plain:
-            delay = self._poll(batch)  # the plain path: every one, in one call
-            if self.any_deferred:  # the poll function deferred some
-                delay = min(delay, self._next_deferred(_clock.monotonic()))
-            return delay
-        deferred = self.any_deferred
-        if deferred:
+    def _round(self, batch: list[PollDescriptor[Any]], full: bool) -> float:
+        """Poll the descriptors of ``batch`` that are due, in calls of at most
+        ``max_batch``; return the delay until the next round. A ``full`` round
+        (nothing was ever deferred) passes every one, in the order of arrival, which
+        is also the order of their last polls, and counts nothing per descriptor;
+        a descriptor whose future another thread resolves meanwhile may still be
+        passed, as in any call (resolving it again is harmless)."""
+        if full:
+            size = self._max_batch or len(batch)
+            delays = [
+                self._poll(batch[start : start + size])
+                for start in range(0, len(batch), size)
+            ]
+        else:
             now = _clock.monotonic()
             due = [d for d in batch if d._not_before <= now]
             delays = [self._next_deferred(now)]
             if self._max_batch is not None:
                 due.sort(key=_since_last_poll)
-        else:
-            # Nothing was ever deferred: every round polls every future, so the
-            # order of arrival (the batch's) is the order of the last polls.
-            due, delays = batch, []
-        size = self._max_batch or len(due) or 1
-        for start in range(0, len(due), size):
-            chunk = [d for d in due[start : start + size] if not d._future.done()]
-            if not chunk:
-                continue
-            polled_at = _clock.monotonic()
-            for descriptor in chunk:
-                descriptor._polls += 1
-                descriptor._last_polled = polled_at
-            delays.append(self._poll(chunk))
-        if due and self.any_deferred:  # the poll function may have deferred some
+            size = self._max_batch or len(due) or 1
+            for start in range(0, len(due), size):
+                chunk = [d for d in due[start : start + size] if not d._future.done()]
+                if not chunk:
+                    continue
+                polled_at = _clock.monotonic()
+                for descriptor in chunk:
+                    descriptor._polls += 1
+                    descriptor._last_polled = polled_at
+                delays.append(self._poll(chunk))
+        if self.any_deferred:  # the poll function may have deferred some
             delays.append(self._next_deferred(_clock.monotonic()))
         return min(delays, default=math.inf)
 
-    def _stop_counting_calls(self) -> None:
-        """Turn the counts of plain calls into each descriptor's own (under the
+    def _stop_counting_rounds(self) -> None:
+        """Turn the counts of full rounds into each descriptor's own (under the
         lock): from now on rounds count per descriptor."""
-        calls = self.plain_calls
+        rounds, polled_at = self.full_rounds, self._full_round_at
         for descriptor in self._polled:
-            if descriptor._plain_from is not None:
-                descriptor._polls += calls - descriptor._plain_from
-                descriptor._plain_from = None
-        self._counting_calls = False
+            rounds_from = descriptor._rounds_from
+            if rounds_from is not None and rounds > rounds_from:
+                descriptor._polls += rounds - rounds_from
+                descriptor._last_polled = polled_at
+            descriptor._rounds_from = None
+        self._counting_rounds = False
 
     def _next_deferred(self, now: float) -> float:
         """Seconds until the first deferred descriptor is due (``inf``: none)."""

@@ -57,9 +57,9 @@ class PollDescriptor(Generic[T]):
         "_future",
         "_last_polled",
         "_not_before",
-        "_plain_from",
         "_polls",
         "_result",
+        "_rounds_from",
         "_since",
     )
 
@@ -67,9 +67,9 @@ class PollDescriptor(Generic[T]):
         self._future = future
         self._result = result
         self._polls = 0  # calls of the poll function it was passed to, counted
-        # one by one; plus, while the poller counts calls that pass every descriptor
-        # (no defer, no max_batch), those made since it entered polling:
-        self._plain_from: int | None = None  # the poller's plain_calls then
+        # one by one; plus, while the poller counts rounds that pass every
+        # descriptor (nothing deferred yet), those since it entered polling:
+        self._rounds_from: int | None = None  # the poller's full_rounds then
         self._not_before = -math.inf  # deferred until then (_clock.monotonic())
         self._since = self._last_polled = 0.0  # set when polling starts
 
@@ -157,10 +157,10 @@ class PollDescriptor(Generic[T]):
 
         .. versionadded:: 0.2.0
         """
-        plain_from = self._plain_from
-        if plain_from is None:
+        rounds_from = self._rounds_from
+        if rounds_from is None:
             return self._polls
-        return self._polls + self._future._poller.plain_calls - plain_from
+        return self._polls + self._future._poller.full_rounds - rounds_from
 
     def __repr__(self) -> str:
         return f"<PollDescriptor result={self._result!r} future={self._future!r}>"
