@@ -8,7 +8,6 @@ about failed polls (``poll_retry_policy``).
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future
 from typing import Any
@@ -188,7 +187,11 @@ class ExceptionRetryPolicy(RetryPolicy):
             delay = min(self._sleep * self._exponent ** (attempt - 1), self._max_sleep)
         except OverflowError:  # a huge attempt count: the cap applies, unless sleep=0
             delay = self._max_sleep if self._sleep else 0.0
-        return random.uniform(0.0, delay) if self._jitter else delay
+        if not self._jitter:
+            return delay
+        import random  # on first use: import fluent_executors stays cheap
+
+        return random.uniform(0.0, delay)
 
     def next_delay(
         self, attempt: int, future: Future[Any], elapsed: float

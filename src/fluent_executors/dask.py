@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from functools import partial
@@ -275,6 +274,8 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
     def _submit_remote(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> distributed.Future[Any]:
+        import uuid  # here, as Dask: import fluent_executors stays cheap
+
         from dask.utils import funcname
 
         # The arguments travel inside a partial, never as submit()'s own keyword
