@@ -357,7 +357,7 @@ _CHECK_DISABLED = """
     print(
         _metrics.ENABLED,
         _metrics.BACKENDS,
-        [layer._metrics for layer in layers],
+        [layer._counts.metrics for layer in layers],
         sorted(
             {
                 name.split(".")[0]

@@ -9,7 +9,8 @@
 #   _wrapper _queueing _remote      what the wrappers share: delegate, shutdown,
 #   _outstanding                    checks; the queue of throttle and rate limit;
 #                                   the futures outstanding until a shutdown ends
-#   _fluent _exporters _metrics     FluentExecutor and its with_* methods; metrics
+#   _fluent                         FluentExecutor and its with_* methods
+#   _stats _exporters _metrics      the counts of stats() and their snapshots; metrics
 #                                   (the exporters of Prometheus and OpenTelemetry
 #                                   are imported when the first executor starts them)
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
@@ -34,6 +35,15 @@ from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, SameResult
 from ._progress import progress
 from ._proxy import ProxyFuture
+from ._stats import (
+    ExecutorStats,
+    PollStats,
+    QueueStats,
+    RetryStats,
+    SchedulerStats,
+    TimeoutStats,
+    scheduler_stats,
+)
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -77,6 +87,7 @@ __all__ = [
     "CancelOnShutdownExecutor",
     "DaskExecutor",
     "ExceptionRetryPolicy",
+    "ExecutorStats",
     "Executors",
     "FlatMapExecutor",
     "FluentExecutor",
@@ -84,19 +95,24 @@ __all__ = [
     "PollDescriptor",
     "PollExecutor",
     "PollFn",
+    "PollStats",
     "ProcessPoolExecutor",
     "ProxyFuture",
+    "QueueStats",
     "RateLimitExecutor",
     "RayExecutor",
     "RetryExecutor",
     "RetryPolicy",
+    "RetryStats",
     "SameResult",
+    "SchedulerStats",
     "SyncExecutor",
     "ThreadPoolExecutor",
     "ThrottleCount",
     "ThrottleExecutor",
     "TimeoutCancelledError",
     "TimeoutExecutor",
+    "TimeoutStats",
     "__version__",
     "f_and",
     "f_apply",
@@ -113,6 +129,7 @@ __all__ = [
     "f_traverse",
     "f_zip",
     "progress",
+    "scheduler_stats",
 ]
 
 

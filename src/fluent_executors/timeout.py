@@ -12,6 +12,7 @@ from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
 from ._scheduler import TimerHandle, call_later
+from ._stats import TimeoutStats
 from ._wrapper import WrapperExecutor, check_non_negative, check_submittable
 
 __all__ = ["TimeoutExecutor"]
@@ -47,9 +48,7 @@ class _TimeoutFuture(ProxyFuture[T]):
         """Runs in a worker thread of the scheduler once the timeout has passed."""
         if self.done():  # in time after all, while the callback waited for a worker
             return
-        metrics = self._executor._metrics
-        if metrics is not None:
-            metrics.timeout_fired()
+        self._executor._counts.timeout_fired()
         name = self._executor._name
         cancelled = self._cancel_with(TimeoutCancelledError(self._timeout, name))
         self._executor._logger.info(
@@ -127,6 +126,19 @@ class TimeoutExecutor(WrapperExecutor[R]):
     def _wrapper_fields(self) -> dict[str, object]:
         return {"timeout": self.timeout}
 
+    def stats(self) -> TimeoutStats:
+        """What this executor has done with the futures its ``submit`` returned, and
+        is doing now (see :meth:`FluentExecutor.stats
+        <fluent_executors.FluentExecutor.stats>`), and how many timeouts fired.
+
+        Returns:
+            A :class:`~fluent_executors.TimeoutStats`.
+
+        .. versionadded:: 0.2.0
+        """
+        counts = self._counts
+        return TimeoutStats(**counts.fields(), timeouts=counts.timeouts)
+
     @property
     def timeout(self) -> float:
         """The timeout of :meth:`submit`, in seconds (``float``)."""
@@ -195,9 +207,9 @@ class TimeoutExecutor(WrapperExecutor[R]):
     ) -> ProxyFuture[T]:
         self._check_open()
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
-        future._follow(self._submit_to_delegate(fn, *args, **kwargs))
+        upstream = self._submit_to_delegate(fn, *args, **kwargs)
+        self._counts.adopt(future)
+        future._follow(upstream)
         if timeout < math.inf and not future.done():
             future._arm()
-        if self._metrics is not None:
-            self._metrics.track(future)
         return future

@@ -1,0 +1,450 @@
+"""The statistics of the executors: the counts every executor keeps, always, and the
+frozen snapshots that ``executor.stats()`` and :func:`scheduler_stats` return.
+
+Each executor owns one :class:`Counts`: plain integers, incremented where the event
+happens, with no lock of their own. On CPython 3.10 and later, ``counts.x += 1`` on
+an attribute of a ``__slots__`` object runs from its read to its write without a
+switch of thread (the interpreter switches only at calls and backward jumps, and an
+int allocates nothing the garbage collector tracks), so no increment is lost; where a
+lock is held already (a throttle's queue, a future's own lock), the increment is
+made under it. On a free-threaded build an increment may be lost under contention.
+
+The metric exporters (:mod:`fluent_executors._metrics`) are fed by the same events,
+through the same calls: ``Counts.metrics`` is the executor's ``ExecutorMetrics``
+when a backend is on, and each event that the metrics record is passed on to it
+where the counts are incremented; ``None`` otherwise, and then nothing else is done.
+
+A future of the library (:class:`~fluent_executors.ProxyFuture`) is counted as done
+under its own lock, before the threads that wait for it are woken
+(``ProxyFuture._try_resolve``): once ``wait()`` returns, or a done callback runs,
+``stats()`` counts the future as done. A standard or asyncio future (a pool's, the
+asyncio wrapper's) is counted by a done callback added when it is submitted, ahead
+of every other.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from . import _scheduler
+from ._metrics import ExecutorMetrics, for_executor
+from ._proxy import outcome
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from ._proxy import ProxyFuture
+
+__all__ = [
+    "Counts",
+    "ExecutorStats",
+    "PollStats",
+    "QueueStats",
+    "RetryStats",
+    "SchedulerStats",
+    "TimeoutStats",
+    "open_counts",
+    "scheduler_stats",
+]
+
+
+# -- the snapshots ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExecutorStats:
+    """What an executor has done with the futures its ``submit`` returned: an
+    immutable snapshot, returned by ``stats()`` on every executor of the library.
+
+    The counts are kept by the executor from its creation on, whether or not a
+    metrics backend is installed (they cost a few integer increments per future),
+    and read without a lock: a snapshot taken while futures change state may be off
+    by the few in transit, never by more. Each layer of a chain counts the futures
+    its own ``submit`` returned, and only those (a retry executor's attempts are
+    futures of its delegate). ``submitted == pending + running + done`` always
+    holds, and once every future returned is done, ``pending == running == 0``.
+
+    What *pending* and *running* mean depends on what the layer knows:
+
+    - a thread pool: *pending* waits in the pool's queue, *running* is a callable
+      that a worker thread is running now;
+    - a process pool: *running* is a call handed to the worker processes (the
+      pool's own ``Future.running()``), *pending* the rest;
+    - a throttle or rate limit executor: *pending* waits in its queue, *running* has
+      been passed on to the delegate and is not done;
+    - a retry executor: *pending* waits for its next attempt (the delay of the
+      retry policy), *running* has an attempt on the delegate (or being decided);
+    - every other layer (the sync executor, which runs the callable inside
+      ``submit``; poll, timeout, map, flat map, cancel-on-shutdown and asyncio,
+      which pass every callable on at once; Dask and Ray, which do not say when a
+      task starts): *pending* is always 0, and *running* is every future not done.
+
+    Attributes:
+        kind: the executor's kind, the ``type`` label of its metrics
+            (``threadpool``, ``processpool``, ``sync``, ``poll``, ``retry``,
+            ``timeout``, ``map``, ``flat_map``, ``throttle``, ``rate_limit``,
+            ``cancel_on_shutdown``, ``asyncio``, ``dask``, ``ray``).
+        name: the executor's name (its ``name`` property).
+        submitted: futures returned by ``submit`` since the executor was created
+            (``int``). A future whose delegate's ``submit`` raised is counted too,
+            as failed, where the layer had accepted it (poll, Dask, Ray).
+        pending: futures not done whose work has not started, now (``int``).
+        running: futures not done whose work has started, now (``int``).
+        done: futures done since the executor was created, whatever their outcome:
+            those that failed and were cancelled included (``int``).
+        failed: futures done with an exception (``int``).
+        cancelled: futures done cancelled (``int``).
+
+    .. versionadded:: 0.2.0
+    """
+
+    kind: str
+    name: str
+    submitted: int
+    pending: int
+    running: int
+    done: int
+    failed: int
+    cancelled: int
+
+    @property
+    def in_progress(self) -> int:
+        """Futures not yet done, now: ``pending + running`` (``int``)."""
+        return self.pending + self.running
+
+    @property
+    def succeeded(self) -> int:
+        """Futures done with a result: ``done - failed - cancelled`` (``int``)."""
+        return self.done - self.failed - self.cancelled
+
+
+@dataclass(frozen=True, kw_only=True)
+class PollStats(ExecutorStats):
+    """The stats of a :class:`~fluent_executors.PollExecutor`: those of every
+    executor (:class:`ExecutorStats`; *running* is every future not done) and its
+    poll function's.
+
+    Attributes:
+        polls: calls of the poll function since the executor was created (``int``).
+        poll_errors: those calls that raised (``int``).
+        poll_timeouts: calls of a synchronous poll function that ran longer than
+            its ``poll_timeout`` (``int``).
+        polled: futures being polled now: their delegate's future is done, they are
+            not (``int``).
+
+    .. versionadded:: 0.2.0
+    """
+
+    polls: int
+    poll_errors: int
+    poll_timeouts: int
+    polled: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RetryStats(ExecutorStats):
+    """The stats of a :class:`~fluent_executors.RetryExecutor`: those of every
+    executor (:class:`ExecutorStats`; *pending* waits for its next attempt) and its
+    retries'.
+
+    Attributes:
+        attempts: callables submitted to the delegate, first attempts included
+            (``int``).
+        retries: retries scheduled: the policy gave a delay after an attempt
+            (``int``). A retry cancelled during its delay is counted here, not in
+            ``attempts``.
+
+    .. versionadded:: 0.2.0
+    """
+
+    attempts: int
+    retries: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TimeoutStats(ExecutorStats):
+    """The stats of a :class:`~fluent_executors.TimeoutExecutor`: those of every
+    executor (:class:`ExecutorStats`) and its timeouts'.
+
+    Attributes:
+        timeouts: timeouts that expired before their future was done, whether or
+            not the cancel they made succeeded (``int``).
+
+    .. versionadded:: 0.2.0
+    """
+
+    timeouts: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueStats(ExecutorStats):
+    """The stats of a :class:`~fluent_executors.ThrottleExecutor` or a
+    :class:`~fluent_executors.RateLimitExecutor`: those of every executor
+    (:class:`ExecutorStats`; *pending* waits in the queue) and its queue's.
+
+    Attributes:
+        queued: callables waiting in the queue now, not yet passed on to the
+            delegate (``int``; the same as ``pending``, named as the metric
+            ``fluent_executors_throttle_queue_length``).
+
+    .. versionadded:: 0.2.0
+    """
+
+    queued: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class SchedulerStats:
+    """The state of the shared scheduler thread, ``fluent-executors-scheduler``,
+    which runs the timers of every retry, timeout, rate limit and ``f_timeout`` of
+    the process, and of its worker threads: returned by :func:`scheduler_stats`.
+
+    Callbacks that may block (a timeout's cancel, a retry's next submit, a rate
+    limit passing queued callables on) run in up to four worker threads; when
+    ``callbacks_queued`` stays above zero, those workers are starved (all busy),
+    and timeouts and retries fire late.
+
+    Attributes:
+        timers_pending: timers scheduled and neither due, run nor cancelled
+            (``int``).
+        callbacks_queued: callbacks due that wait for a worker thread (``int``).
+        workers_busy: worker threads running a callback, or about to (``int``).
+        workers: worker threads alive, busy or idle (``int``; at most four).
+
+    .. versionadded:: 0.2.0
+    """
+
+    timers_pending: int
+    callbacks_queued: int
+    workers_busy: int
+    workers: int
+
+
+def scheduler_stats() -> SchedulerStats:
+    """A snapshot of the shared scheduler thread and its workers.
+
+    Returns:
+        A :class:`SchedulerStats`.
+
+    .. versionadded:: 0.2.0
+    """
+    timers, queued, busy, workers = _scheduler.counts()
+    return SchedulerStats(
+        timers_pending=timers,
+        callbacks_queued=queued,
+        workers_busy=busy,
+        workers=workers,
+    )
+
+
+# -- the counts ------------------------------------------------------------------------
+
+
+class Counts:
+    """The counts of one executor (see the module's docstring for their safety).
+
+    Each executor keeps either ``pending`` or ``running`` up to date, as
+    ``counts_running`` says; :meth:`fields` derives the other one from the futures
+    not done. The other fields are those of one kind of executor, 0 on the others.
+    """
+
+    __slots__ = (
+        "attempts",
+        "cancelled",
+        "counts_running",
+        "done",
+        "done_callback",
+        "failed",
+        "kind",
+        "metrics",
+        "name",
+        "pending",
+        "poll_errors",
+        "poll_timeouts",
+        "polls",
+        "retries",
+        "running",
+        "submitted",
+        "timeouts",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        metrics: ExecutorMetrics | None,
+        counts_running: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.metrics = metrics
+        self.counts_running = counts_running
+        self.submitted = self.done = self.failed = self.cancelled = 0
+        self.pending = self.running = 0
+        self.polls = self.poll_errors = self.poll_timeouts = 0
+        self.attempts = self.retries = self.timeouts = 0
+        # Made once: add_done_callback(self._done) would make a bound method per
+        # future.
+        self.done_callback = self._done
+
+    # -- futures ----------------------------------------------------------------------
+
+    def adopt(self, future: ProxyFuture[Any]) -> None:
+        """Count ``future``, a future of the library that ``submit`` is about to
+        return, as submitted; it counts itself as done when resolved.
+
+        Call it before any other thread can see the future (before it follows the
+        delegate's future), and before it can be resolved.
+        """
+        self.submitted += 1
+        future._tracker = self
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.submitted()
+            future._tracked_since = time.perf_counter()
+
+    def unadopt(self, future: ProxyFuture[Any]) -> None:
+        """Undo :meth:`adopt` for a future that no other thread has seen, and that
+        ``submit`` does not return after all (it refused the callable)."""
+        self.submitted -= 1
+        future._tracker = None
+        if self.metrics is not None:
+            self.metrics.submitted(-1)
+
+    def track(self, future: Future[Any] | asyncio.Future[Any]) -> None:
+        """Count ``future``, a standard or asyncio future that ``submit`` is about to
+        return (or the pool's future that the library's own future follows), as
+        submitted, and as done once it is; call it before any other done callback
+        is added."""
+        self.submitted += 1
+        metrics = self.metrics
+        if metrics is None:
+            future.add_done_callback(self.done_callback)
+        else:
+            metrics.submitted()
+            future.add_done_callback(partial(self._timed_done, time.perf_counter()))
+
+    def _done(self, future: Future[Any] | asyncio.Future[Any]) -> None:
+        """Count the done ``future``, a standard or asyncio one."""
+        if isinstance(future, Future):
+            cancelled, error, _ = outcome(future)
+        else:  # an asyncio future: no lock to avoid
+            cancelled = future.cancelled()
+            error = None if cancelled else future.exception()
+        self.done += 1
+        if cancelled:
+            self.cancelled += 1
+        elif error is not None:
+            self.failed += 1
+
+    def _timed_done(
+        self, since: float, future: Future[Any] | asyncio.Future[Any]
+    ) -> None:
+        """:meth:`_done`, and the metrics of a future tracked since ``since``."""
+        self._done(future)
+        self._record(since, future)
+
+    def record_end(self, future: ProxyFuture[Any]) -> None:
+        """Record the metrics of ``future``, resolved and counted already; called
+        by it, once, while metrics are on."""
+        self._record(future._tracked_since, future)
+
+    def _record(self, since: float, future: Future[Any] | asyncio.Future[Any]) -> None:
+        metrics = self.metrics
+        if metrics is None:
+            return
+        seconds = time.perf_counter() - since
+        if future.cancelled():
+            metrics.ended(seconds, False, True)
+        else:
+            metrics.ended(seconds, future.exception() is not None, False)
+
+    # -- the events of one kind of executor, also recorded as metrics -----------------
+
+    def poll_called(self, start: float, error: bool) -> None:
+        """The poll function was called once, from ``start`` (``perf_counter()``,
+        read only while metrics are on) until now, and raised if ``error``."""
+        self.polls += 1
+        if error:
+            self.poll_errors += 1
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.poll(time.perf_counter() - start, error)
+
+    def poll_overran(self) -> None:
+        """A call of the poll function has run longer than its ``poll_timeout``."""
+        self.poll_timeouts += 1
+        if self.metrics is not None:
+            self.metrics.poll_timeout()
+
+    def timeout_fired(self) -> None:
+        """A timeout expired; its future is about to be cancelled."""
+        self.timeouts += 1
+        if self.metrics is not None:
+            self.metrics.timeout_fired()
+
+    def queued(self, delta: int) -> None:
+        """The queue of a throttle or rate limit grew by ``delta`` (or shrank);
+        called under the queue's lock."""
+        self.pending += delta
+        if self.metrics is not None:
+            self.metrics.queue_changed(delta)
+
+    # -- the snapshot -----------------------------------------------------------------
+
+    def fields(self, running: int | None = None) -> dict[str, Any]:
+        """The fields of :class:`ExecutorStats`, read now.
+
+        Args:
+            running: the futures running, if the executor knows it otherwise than
+                by these counts (a process pool).
+        """
+        # Read in this order (done, then the gauge, then submitted), so that the
+        # derived count is not below zero, however the futures move meanwhile.
+        done, failed, cancelled = self.done, self.failed, self.cancelled
+        if running is not None or self.counts_running:
+            if running is None:
+                running = self.running
+            in_progress = self.submitted - done
+            running = min(max(running, 0), max(in_progress, 0))
+            pending = max(in_progress, 0) - running
+        else:
+            pending = max(self.pending, 0)
+            in_progress = self.submitted - done
+            pending = min(pending, max(in_progress, 0))
+            running = max(in_progress, 0) - pending
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "submitted": pending + running + done,
+            "pending": pending,
+            "running": running,
+            "done": done,
+            "failed": failed,
+            "cancelled": cancelled,
+        }
+
+    def stats(self) -> ExecutorStats:
+        """The snapshot of an executor without counts of its own kind."""
+        return ExecutorStats(**self.fields())
+
+
+def open_counts(
+    executor: object, kind: str, name: str, *, counts_running: bool = False
+) -> Counts:
+    """The counts of ``executor``, a new executor of ``kind`` named ``name``; with
+    its metrics, if a backend is on (which counts it as created: call it once, at
+    the end of the executor's construction).
+
+    Args:
+        executor: the executor.
+        kind: its kind, the ``type`` label of its metrics: ``poll``, ``threadpool``...
+        name: its name.
+        counts_running: whether the executor keeps ``running`` up to date (else
+            ``pending``).
+    """
+    return Counts(kind, name, for_executor(executor, kind, name), counts_running)
