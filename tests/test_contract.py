@@ -45,8 +45,8 @@ from contract_chains import (
 from wrapper_doubles import TIMEOUT, BrokenSubmitExecutor, invalid_state_errors, raise_
 
 from fluent_executors import (
-    ExecutorStats,
     Executors,
+    ExecutorStats,
     FlatMapExecutor,
     FluentExecutor,
     MapExecutor,
@@ -348,7 +348,12 @@ def test_process_pool_exceptions_arrive_with_their_type_and_arguments():
     assert type(error) is ZeroDivisionError
     assert error.args == ("division by zero",)
     stats = executor.stats()
-    assert (stats.submitted, stats.done, stats.failed, stats.in_progress) == (1, 1, 1, 0)
+    assert (stats.submitted, stats.done, stats.failed, stats.in_progress) == (
+        1,
+        1,
+        1,
+        0,
+    )
 
 
 # -- cancel --------------------------------------------------------------------------

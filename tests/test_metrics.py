@@ -259,6 +259,8 @@ def test_each_executor_counts_itself_and_its_own_futures(kind: str) -> None:
     assert prometheus("futures_created", kind, name) == 1
     assert prometheus("futures_in_progress", kind, name) == 0
     assert prometheus("future_duration_count", kind, name) == 1
+    stats = executor.stats()  # the same counts, read from the executor
+    assert (stats.submitted, stats.done, stats.in_progress) == (1, 1, 0)
 
 
 @recording
@@ -354,6 +356,8 @@ _CHECK_DISABLED = """
     layers.append(layers[-1].delegate)
     with executor:
         assert executor.submit(abs, -1).result(timeout=30) == "1"
+    stats = [layer.stats() for layer in layers]  # counted all the same
+    assert [(s.submitted, s.done, s.in_progress) for s in stats] == [(1, 1, 0)] * 4
     print(
         _metrics.ENABLED,
         _metrics.BACKENDS,

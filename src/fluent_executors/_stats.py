@@ -113,12 +113,12 @@ class ExecutorStats:
 
     @property
     def in_progress(self) -> int:
-        """Futures not yet done, now: ``pending + running`` (``int``)."""
+        """The futures not yet done, now, ``pending + running`` (``int``)."""
         return self.pending + self.running
 
     @property
     def succeeded(self) -> int:
-        """Futures done with a result: ``done - failed - cancelled`` (``int``)."""
+        """The futures done with a result, ``done - failed - cancelled`` (``int``)."""
         return self.done - self.failed - self.cancelled
 
 
