@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
+from concurrent.futures._base import FINISHED
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import _scheduler
 from ._metrics import ExecutorMetrics, for_executor
-from ._proxy import outcome
 
 if TYPE_CHECKING:
     import asyncio
@@ -315,11 +315,10 @@ class Counts:
         if self.metrics is not None:
             self.metrics.submitted(-1)
 
-    def track(self, future: Future[Any] | asyncio.Future[Any]) -> None:
-        """Count ``future``, a standard or asyncio future that ``submit`` is about to
-        return (or the pool's future that the library's own future follows), as
-        submitted, and as done once it is; call it before any other done callback
-        is added."""
+    def track(self, future: Future[Any]) -> None:
+        """Count ``future``, a standard future of a pool, which the library's own
+        future follows, as submitted, and as done once it is; call it before any
+        other done callback is added."""
         self.submitted += 1
         metrics = self.metrics
         if metrics is None:
@@ -328,24 +327,36 @@ class Counts:
             metrics.submitted()
             future.add_done_callback(partial(self._timed_done, time.perf_counter()))
 
-    def _done(self, future: Future[Any] | asyncio.Future[Any]) -> None:
-        """Count the done ``future``, a standard or asyncio one."""
-        if isinstance(future, Future):
-            cancelled, error, _ = outcome(future)
-        else:  # an asyncio future: no lock to avoid
-            cancelled = future.cancelled()
-            error = None if cancelled else future.exception()
-        self.done += 1
-        if cancelled:
-            self.cancelled += 1
-        elif error is not None:
-            self.failed += 1
+    def track_asyncio(self, future: asyncio.Future[Any]) -> None:
+        """:meth:`track` for an asyncio future."""
+        self.submitted += 1
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.submitted()
+        future.add_done_callback(partial(self._asyncio_done, time.perf_counter()))
 
-    def _timed_done(
-        self, since: float, future: Future[Any] | asyncio.Future[Any]
-    ) -> None:
+    def _done(self, future: Future[Any]) -> None:
+        """Count the done standard ``future`` (read without its lock: a done future
+        never changes)."""
+        self.done += 1
+        if future._state == FINISHED:
+            if future._exception is not None:
+                self.failed += 1
+        else:  # CANCELLED while its done callbacks run, then CANCELLED_AND_NOTIFIED
+            self.cancelled += 1
+
+    def _timed_done(self, since: float, future: Future[Any]) -> None:
         """:meth:`_done`, and the metrics of a future tracked since ``since``."""
         self._done(future)
+        self._record(since, future)
+
+    def _asyncio_done(self, since: float, future: asyncio.Future[Any]) -> None:
+        """Count the done asyncio ``future``, tracked since ``since``."""
+        self.done += 1
+        if future.cancelled():
+            self.cancelled += 1
+        elif future.exception() is not None:
+            self.failed += 1
         self._record(since, future)
 
     def record_end(self, future: ProxyFuture[Any]) -> None:
