@@ -90,8 +90,10 @@ class ExecutorStats:
             ``cancel_on_shutdown``, ``asyncio``, ``dask``, ``ray``).
         name: the executor's name (its ``name`` property).
         submitted: futures returned by ``submit`` since the executor was created
-            (``int``). A future whose delegate's ``submit`` raised is counted too,
-            as failed, where the layer had accepted it (poll, Dask, Ray).
+            (``int``). Where the delegate's (or the other system's) ``submit``
+            raises, a throttle or rate limit returns a failed future, counted as
+            such; a poll executor, Dask and Ray count the call as a future that
+            failed, though ``submit`` raises; the other layers count nothing.
         pending: futures not done whose work has not started, now (``int``).
         running: futures not done whose work has started, now (``int``).
         done: futures done since the executor was created, whatever their outcome:
