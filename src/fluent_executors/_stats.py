@@ -4,10 +4,12 @@ frozen snapshots that ``executor.stats()`` and :func:`scheduler_stats` return.
 Each executor owns one :class:`Counts`: plain integers, incremented where the event
 happens, with no lock of their own. On CPython 3.10 and later, ``counts.x += 1`` on
 an attribute of a ``__slots__`` object runs from its read to its write without a
-switch of thread (the interpreter switches only at calls and backward jumps, and an
-int allocates nothing the garbage collector tracks), so no increment is lost; where a
-lock is held already (a throttle's queue, a future's own lock), the increment is
-made under it. On a free-threaded build an increment may be lost under contention.
+switch of thread (the interpreter checks for a switch at calls and backward jumps,
+and an int allocates nothing the garbage collector tracks), so no increment is lost
+(eight threads adding a million each, switching every microsecond, lose none on
+3.10 to 3.13). Where a lock of the executor is held already (a throttle's or rate
+limit's queue), the increment is made under it. On a free-threaded build an
+increment may be lost under contention.
 
 The metric exporters (:mod:`fluent_executors._metrics`) are fed by the same events,
 through the same calls: ``Counts.metrics`` is the executor's ``ExecutorMetrics``
