@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 
 from fluent_executors import Executors, PollDescriptor, PollExecutor
+from fluent_executors._counts import Counts
 from fluent_executors._scheduler import call_later
-from fluent_executors._stats import Counts
 from fluent_executors.poll import _Poller
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"

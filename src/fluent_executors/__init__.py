@@ -10,7 +10,8 @@
 #   _outstanding                    checks; the queue of throttle and rate limit;
 #                                   the futures outstanding until a shutdown ends
 #   _fluent                         FluentExecutor and its with_* methods
-#   _stats _exporters _metrics      the counts of stats() and their snapshots; metrics
+#   _counts _stats                  the counts of stats() and metrics; the snapshots
+#   _exporters _metrics             metrics
 #                                   (the exporters of Prometheus and OpenTelemetry
 #                                   are imported when the first executor starts them)
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
@@ -20,6 +21,7 @@
 # The ways up, deferred imports on first use: a with_* method of _fluent imports the
 # module of the wrapper it builds (its return type is that subclass of
 # FluentExecutor); _metrics imports _exporters when the first executor is created.
+# Deferred too, though not up: _stats (dataclasses import inspect), by stats().
 
 """Composable :mod:`concurrent.futures` executors: poll remote tasks through one poll
 function, and wrap any executor in more behaviour, one ``with_*`` call at a time.
@@ -35,15 +37,6 @@ from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, SameResult
 from ._progress import progress
 from ._proxy import ProxyFuture
-from ._stats import (
-    ExecutorStats,
-    PollStats,
-    QueueStats,
-    RetryStats,
-    SchedulerStats,
-    TimeoutStats,
-    scheduler_stats,
-)
 from .asyncio import AsyncioExecutor
 from .bind import BoundCallable
 from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -77,6 +70,15 @@ from .timeout import TimeoutExecutor
 
 if TYPE_CHECKING:
     from ._process_pool import ProcessPoolExecutor
+    from ._stats import (
+        ExecutorStats,
+        PollStats,
+        QueueStats,
+        RetryStats,
+        SchedulerStats,
+        TimeoutStats,
+        scheduler_stats,
+    )
 
 __version__ = "0.1.0"
 
@@ -134,10 +136,17 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """``ProcessPoolExecutor``, imported on first use, so that ``import
-    fluent_executors`` does not import multiprocessing (PEP 562)."""
+    """``ProcessPoolExecutor`` and the stats snapshots (``ExecutorStats``, ...,
+    ``scheduler_stats``), imported on first use, so that ``import fluent_executors``
+    imports neither multiprocessing nor dataclasses (PEP 562)."""
     if name == "ProcessPoolExecutor":
         from ._process_pool import ProcessPoolExecutor
 
         return ProcessPoolExecutor
+    if name == "scheduler_stats" or name.endswith("Stats"):  # the names of _stats
+        from . import _stats
+
+        value = getattr(_stats, name, None)
+        if value is not None:
+            return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, final, overload
 
-from ._stats import Counts, ExecutorStats
-
 if TYPE_CHECKING:
     import asyncio
 
+    from ._counts import Counts
+    from ._stats import ExecutorStats
     from .asyncio import AsyncioExecutor
     from .bind import BoundCallable
     from .cancel_on_shutdown import CancelOnShutdownExecutor

@@ -29,8 +29,8 @@ from ._outstanding import Outstanding
 from ._scheduler import call_later
 
 if TYPE_CHECKING:
+    from ._counts import Counts
     from ._retry_policy import RetryPolicy
-    from ._stats import Counts
     from .poll import CancelFn, PollDescriptor, PollFn, _PollFuture
 
 

@@ -5,11 +5,14 @@ imports :mod:`multiprocessing`, which importing the library should not."""
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._stats import ExecutorStats, open_counts
+from ._counts import open_counts
 from ._wrapper import check_name
 from .pools import _LibraryPool
+
+if TYPE_CHECKING:
+    from ._stats import ExecutorStats
 
 __all__ = ["ProcessPoolExecutor"]
 
@@ -53,6 +56,8 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
 
         .. versionadded:: 0.2.0
         """
+        from ._stats import ExecutorStats  # on first use: see _counts
+
         items = self._pending_work_items.copy()
         running = sum(1 for item in items.values() if item.future.running())
         return ExecutorStats(**self._counts.fields(running))

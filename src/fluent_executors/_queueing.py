@@ -9,13 +9,15 @@ from abc import abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from ._callbacks import in_library_thread
 from ._fluent import R
 from ._proxy import ProxyFuture
-from ._stats import QueueStats
 from ._wrapper import WrapperExecutor, shutdown_delegate
+
+if TYPE_CHECKING:
+    from ._stats import QueueStats
 
 T = TypeVar("T")
 Prepared = TypeVar("Prepared")
@@ -160,6 +162,8 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
 
         .. versionadded:: 0.2.0
         """
+        from ._stats import QueueStats  # on first use: see _counts
+
         fields = self._counts.fields()
         return QueueStats(**fields, queued=fields["pending"])
 

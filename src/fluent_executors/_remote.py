@@ -19,10 +19,10 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any, Generic, ParamSpec, TypeVar
 
+from ._counts import open_counts
 from ._fluent import FluentExecutor
 from ._outstanding import Outstanding
 from ._proxy import ProxyFuture
-from ._stats import open_counts
 from ._wrapper import check_logger, check_name, check_submittable
 
 T = TypeVar("T")

@@ -12,9 +12,9 @@ from concurrent.futures import Executor, Future
 from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, overload
 
+from ._counts import open_counts
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
-from ._stats import open_counts
 
 T = TypeVar("T")
 P = ParamSpec("P")

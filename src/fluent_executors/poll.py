@@ -8,15 +8,17 @@ import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import CancelledError, Executor, Future
 from types import TracebackType
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
 from ._poll_thread import _Poller
 from ._proxy import ProxyFuture, outcome
 from ._retry_policy import RetryPolicy
-from ._stats import PollStats
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
+
+if TYPE_CHECKING:
+    from ._stats import PollStats
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 
@@ -461,6 +463,8 @@ class PollExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
+        from ._stats import PollStats  # on first use: see _counts
+
         counts = self._counts
         return PollStats(
             **counts.fields(),

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from ._counts import Counts, open_counts
 from ._fluent import FluentExecutor, SameResult
 from ._proxy import ProxyFuture
-from ._stats import Counts, open_counts
 from ._wrapper import check_name, check_submittable
 
 __all__ = ["ThreadPoolExecutor"]  # and ProcessPoolExecutor, imported on first use

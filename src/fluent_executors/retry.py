@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Executor, Future
 from functools import partial
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
@@ -14,13 +14,15 @@ from ._outstanding import Outstanding
 from ._proxy import ProxyFuture
 from ._retry_policy import ExceptionRetryPolicy, RetryPolicy, check_policy
 from ._scheduler import TimerHandle, call_later
-from ._stats import RetryStats
 from ._wrapper import (
     WrapperExecutor,
     check_non_negative,
     check_submittable,
     shutdown_delegate,
 )
+
+if TYPE_CHECKING:
+    from ._stats import RetryStats
 
 __all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy"]  # policies: from
 # _retry_policy, also used by the poll executor (poll_retry_policy)
@@ -291,6 +293,8 @@ class RetryExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
+        from ._stats import RetryStats  # on first use: see _counts
+
         counts = self._counts
         return RetryStats(
             **counts.fields(), attempts=counts.attempts, retries=counts.retries

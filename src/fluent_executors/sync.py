@@ -6,9 +6,9 @@ import logging
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+from ._counts import open_counts
 from ._fluent import FluentExecutor, SameResult
 from ._proxy import ProxyFuture
-from ._stats import open_counts
 from ._wrapper import check_logger, check_name, check_submittable
 
 __all__ = ["SyncExecutor"]

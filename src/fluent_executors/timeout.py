@@ -6,14 +6,16 @@ import logging
 import math
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
 from ._scheduler import TimerHandle, call_later
-from ._stats import TimeoutStats
 from ._wrapper import WrapperExecutor, check_non_negative, check_submittable
+
+if TYPE_CHECKING:
+    from ._stats import TimeoutStats
 
 __all__ = ["TimeoutExecutor"]
 
@@ -136,6 +138,8 @@ class TimeoutExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
+        from ._stats import TimeoutStats  # on first use: see _counts
+
         counts = self._counts
         return TimeoutStats(**counts.fields(), timeouts=counts.timeouts)
 
