@@ -82,7 +82,7 @@ class FluentExecutor(Executor, Generic[R]):
     """
 
     # Every executor of the library sets it at the end of its construction
-    # (_stats.open_counts): the counts behind stats() and the metrics.
+    # (_counts.open_counts): the counts behind stats() and the metrics.
     _counts: Counts
 
     @property

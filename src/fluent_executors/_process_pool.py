@@ -56,7 +56,7 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import ExecutorStats  # on first use: see _counts
+        from ._stats import ExecutorStats  # on first use: see _stats
 
         items = self._pending_work_items.copy()
         running = sum(1 for item in items.values() if item.future.running())

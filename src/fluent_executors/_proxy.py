@@ -79,7 +79,7 @@ def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
 
 
 class _Tracker(Protocol):
-    """What counts the futures of an executor (``_stats.Counts``): the future
+    """What counts the futures of an executor (``_counts.Counts``): the future
     increments ``done`` and ``failed`` or ``cancelled`` itself, as it is resolved,
     and calls :meth:`record_end` afterwards while ``metrics`` is not ``None``."""
 
@@ -133,7 +133,7 @@ class ProxyFuture(Future[T]):
     _made_condition: threading.Condition | None = None
     _waiter_list: list[_Waiter] | None = None
 
-    # What counts this future in its executor's stats (``_stats.Counts.adopt``), and
+    # What counts this future in its executor's stats (``_counts.Counts.adopt``), and
     # since when (read only while metrics are on).
     _tracker: _Tracker | None = None
     _tracked_since = 0.0

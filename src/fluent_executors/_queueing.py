@@ -162,7 +162,7 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import QueueStats  # on first use: see _counts
+        from ._stats import QueueStats  # on first use: see _stats
 
         fields = self._counts.fields()
         return QueueStats(**fields, queued=fields["pending"])

@@ -463,7 +463,7 @@ class PollExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import PollStats  # on first use: see _counts
+        from ._stats import PollStats  # on first use: see _stats
 
         counts = self._counts
         return PollStats(

@@ -293,7 +293,7 @@ class RetryExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import RetryStats  # on first use: see _counts
+        from ._stats import RetryStats  # on first use: see _stats
 
         counts = self._counts
         return RetryStats(

@@ -138,7 +138,7 @@ class TimeoutExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import TimeoutStats  # on first use: see _counts
+        from ._stats import TimeoutStats  # on first use: see _stats
 
         counts = self._counts
         return TimeoutStats(**counts.fields(), timeouts=counts.timeouts)
