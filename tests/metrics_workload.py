@@ -131,7 +131,7 @@ def _poll_raises(descriptors: list[PollDescriptor[Any]]) -> float:
     raise OSError("the task service is down")
 
 
-def _chain(prefix: str) -> None:
+def _chain(prefix: str) -> Any:
     release = threading.Event()
 
     def task(i: int) -> int:
@@ -153,14 +153,16 @@ def _chain(prefix: str) -> None:
         release.set()
         rest = [executor.submit(task, i) for i in SUCCEEDING[1:] + FAILING]
         wait_recorded([first, *cancelled, *rest])
+    return executor
 
 
-def _poll_error(prefix: str) -> None:
+def _poll_error(prefix: str) -> Any:
     with Executors.sync(name=f"{prefix}-poll-error").with_poll(_poll_raises) as ex:
         wait_recorded([ex.submit(int, "1")])
+    return ex
 
 
-def _throttle(prefix: str, on_queue_full: Callable[[], None]) -> None:
+def _throttle(prefix: str, on_queue_full: Callable[[], None]) -> Any:
     release = threading.Event()
     executor = Executors.thread_pool(1, name=f"{prefix}-throttle").with_throttle(1)
     with executor:
@@ -170,9 +172,10 @@ def _throttle(prefix: str, on_queue_full: Callable[[], None]) -> None:
         assert queued[-1].cancel()
         release.set()
         wait_recorded([running, *queued])
+    return executor
 
 
-def _timeout(prefix: str) -> None:
+def _timeout(prefix: str) -> Any:
     release = threading.Event()
     executor = Executors.thread_pool(1, name=f"{prefix}-timeout").with_timeout(0.05)
     with executor:
@@ -181,13 +184,29 @@ def _timeout(prefix: str) -> None:
         wait_recorded([queued])  # cancelled by its timeout, after running's fired
         release.set()
         wait_recorded([running])
+    return executor
 
 
-def run(prefix: str, on_queue_full: Callable[[], None] = lambda: None) -> None:
+def run(
+    prefix: str, on_queue_full: Callable[[], None] = lambda: None
+) -> dict[tuple[str, str], Any]:
     """Run the workload with executors named ``prefix`` + the suffixes of
     :data:`EXPECTED`; ``on_queue_full`` is called while the throttle's queue holds
-    three callables."""
-    _chain(prefix)
-    _poll_error(prefix)
-    _throttle(prefix, on_queue_full)
-    _timeout(prefix)
+    three callables.
+
+    Returns:
+        The ``stats()`` of every executor of the workload, by kind and suffix.
+    """
+    stats = {}
+    chains = [
+        _chain(prefix),
+        _poll_error(prefix),
+        _throttle(prefix, on_queue_full),
+        _timeout(prefix),
+    ]
+    for executor in chains:
+        while executor is not None:
+            snapshot = executor.stats()
+            stats[snapshot.kind, snapshot.name.removeprefix(prefix)] = snapshot
+            executor = getattr(executor, "delegate", None)
+    return stats

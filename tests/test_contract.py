@@ -44,8 +44,26 @@ from contract_chains import (
 )
 from wrapper_doubles import TIMEOUT, BrokenSubmitExecutor, invalid_state_errors, raise_
 
-from fluent_executors import Executors
+from fluent_executors import (
+    Executors,
+    ExecutorStats,
+    FlatMapExecutor,
+    FluentExecutor,
+    MapExecutor,
+    PollExecutor,
+    PollStats,
+    QueueStats,
+    RateLimitExecutor,
+    RetryExecutor,
+    RetryStats,
+    SyncExecutor,
+    ThreadPoolExecutor,
+    ThrottleExecutor,
+    TimeoutExecutor,
+    TimeoutStats,
+)
 from fluent_executors._scheduler import THREAD_NAME as SCHEDULER_THREAD
+from fluent_executors.cancel_on_shutdown import CancelOnShutdownExecutor
 
 STRESS_SUBMITS = 2000
 
@@ -171,6 +189,56 @@ def surviving_library_threads(before: set[threading.Thread]) -> list[str]:
     return [thread.name for thread in candidates if thread.is_alive()]
 
 
+# What stats() returns on each executor of the chains: its kind, and its type.
+STATS_OF: dict[type[Any], tuple[str, type[ExecutorStats]]] = {
+    SyncExecutor: ("sync", ExecutorStats),
+    ThreadPoolExecutor: ("threadpool", ExecutorStats),
+    PollExecutor: ("poll", PollStats),
+    RetryExecutor: ("retry", RetryStats),
+    TimeoutExecutor: ("timeout", TimeoutStats),
+    MapExecutor: ("map", ExecutorStats),
+    FlatMapExecutor: ("flat_map", ExecutorStats),
+    ThrottleExecutor: ("throttle", QueueStats),
+    RateLimitExecutor: ("rate_limit", QueueStats),
+    CancelOnShutdownExecutor: ("cancel_on_shutdown", ExecutorStats),
+}
+
+
+def layer_stats(executor: Executor) -> list[ExecutorStats]:
+    """The stats of each executor of the library in a chain, outermost first, each
+    checked for the kind, type and name of its executor and for what holds at any
+    time."""
+    found = []
+    layer: Any = executor
+    while isinstance(layer, FluentExecutor):  # down to a delegate of the tests
+        stats = layer.stats()
+        kind, stats_type = STATS_OF[type(layer)]
+        assert (stats.kind, type(stats), stats.name) == (kind, stats_type, layer.name)
+        assert stats.submitted == stats.pending + stats.running + stats.done, stats
+        assert min(stats.pending, stats.running) >= 0, stats
+        assert stats.failed + stats.cancelled <= stats.done, stats
+        if isinstance(stats, QueueStats):
+            assert stats.queued == stats.pending, stats
+        found.append(stats)
+        layer = getattr(layer, "delegate", None)
+    return found
+
+
+def assert_settled(executor: Executor, *, retries_cancelled: bool = False) -> None:
+    """Every future of every executor of the chain is done, and counted so: the
+    stats of each layer show none pending or running; a poll executor polls none;
+    no timeout fired (they are 600 s); a retry executor made one attempt per
+    future and one per retry (unless a retry was cancelled during its delay)."""
+    for stats in layer_stats(executor):
+        assert (stats.pending, stats.running, stats.done) == (0, 0, stats.submitted)
+        if isinstance(stats, PollStats):
+            assert (stats.polled, stats.poll_errors) == (0, 0), stats
+        if isinstance(stats, TimeoutStats):
+            assert stats.timeouts == 0, stats
+        if isinstance(stats, RetryStats) and not retries_cancelled:
+            assert stats.attempts == stats.submitted + stats.retries, stats
+
+
 def error_records(records: list[logging.LogRecord]) -> list[str]:
     return [
         f"{record.name}: {record.getMessage()}"
@@ -212,6 +280,12 @@ def test_results_arrive(chain, make):
 
     assert [f.result(timeout=TIMEOUT) for f in futures] == [n * n for n in range(20)]
     assert with_kwargs.result(timeout=TIMEOUT) == 81
+    # Each layer passed each callable on once, and counted it once it was done.
+    assert_settled(executor)
+    for stats in layer_stats(executor):
+        assert (stats.submitted, stats.failed, stats.cancelled) == (21, 0, 0), stats
+        if isinstance(stats, RetryStats):
+            assert (stats.attempts, stats.retries) == (21, 0), stats
 
 
 @every_chain
@@ -225,6 +299,11 @@ def test_exceptions_arrive_unchanged(chain, make):
     with pytest.raises(WorkError) as raised:
         future.result(timeout=0)
     assert raised.value is error
+    assert_settled(executor)
+    stats = layer_stats(executor)
+    assert (stats[0].submitted, stats[0].failed) == (1, 1)
+    for layer in stats:  # retried where a retry executor is, and failed each time
+        assert (layer.failed, layer.cancelled) == (layer.done, 0), layer
 
 
 @every_chain
@@ -242,12 +321,22 @@ def test_bound_callable_submits_to_the_executor(chain, make):
 
 
 def test_process_pool_results_arrive():
-    with Executors.process_pool(max_workers=1) as executor:
+    with Executors.process_pool(max_workers=1, name="contract") as executor:
         futures = [executor.submit(divmod, n, 3) for n in range(5)]
 
         assert [f.result(timeout=TIMEOUT) for f in futures] == [
             divmod(n, 3) for n in range(5)
         ]
+        assert executor.stats() == ExecutorStats(
+            kind="processpool",
+            name="contract",
+            submitted=5,
+            pending=0,
+            running=0,
+            done=5,
+            failed=0,
+            cancelled=0,
+        )
 
 
 def test_process_pool_exceptions_arrive_with_their_type_and_arguments():
@@ -258,6 +347,13 @@ def test_process_pool_exceptions_arrive_with_their_type_and_arguments():
 
     assert type(error) is ZeroDivisionError
     assert error.args == ("division by zero",)
+    stats = executor.stats()
+    assert (stats.submitted, stats.done, stats.failed, stats.in_progress) == (
+        1,
+        1,
+        1,
+        0,
+    )
 
 
 # -- cancel --------------------------------------------------------------------------
@@ -271,6 +367,9 @@ def test_cancel_of_pending_work_returns_true_and_the_work_never_runs(chain, make
     record = ran.append
     futures = [built.outer.submit(record, n) for n in range(3)]
     futures[1].add_done_callback(raising_callback)
+    # Every worker of the innermost pool runs a blocker; the three wait.
+    inner = layer_stats(built.outer)[-1]
+    assert (inner.running, inner.pending) == (built.workers, 3)
 
     assert futures[1].cancel() is True
 
@@ -280,11 +379,17 @@ def test_cancel_of_pending_work_returns_true_and_the_work_never_runs(chain, make
         assert wait([futures[1]], timeout=0).done == {futures[1]}
     with pytest.raises(CancelledError):
         futures[1].result(timeout=0)
+    outer = layer_stats(built.outer)[0]
+    blockers = 0 if chain.layers else built.workers  # submitted to the pool itself
+    assert (outer.in_progress, outer.done, outer.cancelled) == (2 + blockers, 1, 1)
     gate.set()
     assert futures[0].result(timeout=TIMEOUT) is None
     assert futures[2].result(timeout=TIMEOUT) is None
     bounded(built.outer.shutdown, wait=True)
     assert sorted(ran) == [0, 2]
+    assert_settled(built.outer)
+    outer = layer_stats(built.outer)[0]
+    assert (outer.submitted, outer.cancelled, outer.failed) == (3 + blockers, 1, 0)
 
 
 @every_chain
@@ -518,6 +623,9 @@ def test_delegate_whose_submit_raises_fails_the_future_or_the_submit(chain):
 
     bounded(executor.shutdown, wait=True)
     assert broken.shutdowns != []
+    assert_settled(executor)
+    for stats in layer_stats(executor):  # a future it returned failed, if any
+        assert (stats.failed, stats.cancelled) == (stats.done, 0), stats
 
 
 @pytest.mark.parametrize(
@@ -538,6 +646,7 @@ def test_delegate_whose_submit_raises_sometimes_fails_only_those_futures(chain):
             assert future.result(timeout=0) == n * n
     bounded(executor.shutdown, wait=True)
     assert surviving_library_threads(before) == []
+    assert_settled(executor)
 
 
 # -- stress --------------------------------------------------------------------------
@@ -594,3 +703,11 @@ def test_stress_random_cancels_leave_every_future_done(chain, make, caplog):
     bounded(executor.shutdown, wait=True)
     assert invalid_state_errors(caplog.records) == []
     assert error_records(caplog.records) == []
+    # The outer executor's counts are those of its futures, exactly.
+    assert_settled(executor, retries_cancelled=True)
+    outer = layer_stats(executor)[0]
+    assert (outer.submitted, outer.cancelled, outer.failed) == (
+        STRESS_SUBMITS,
+        sum(future.cancelled() for future in futures),
+        sum(not f.cancelled() and f.exception() is not None for f in futures),
+    )

@@ -158,6 +158,9 @@ def test_submit_returns_standard_futures_with_the_results(executor: DaskExecutor
     assert [future.result(timeout=TIMEOUT) for future in futures] == [
         2**n for n in range(8)
     ]
+    stats = executor.stats()  # counted as done before the results were seen
+    assert (stats.kind, stats.name) == ("dask", "test")
+    assert (stats.submitted, stats.done, stats.in_progress) == (8, 8, 0)
 
 
 def test_exception_of_the_callable_fails_the_future(executor: DaskExecutor):
@@ -165,6 +168,7 @@ def test_exception_of_the_callable_fails_the_future(executor: DaskExecutor):
 
     with pytest.raises(ValueError, match="not a number"):
         future.result(timeout=TIMEOUT)
+    assert (executor.stats().failed, executor.stats().done) == (1, 1)
 
 
 def test_keyword_arguments_named_like_dask_options_reach_the_callable(

@@ -79,6 +79,20 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 # -- exact counts ---------------------------------------------------------------------
 
 
+# The measures that an executor's stats() also holds, read from them.
+STATS_OF_MEASURES: dict[str, Callable[[Any], int]] = {
+    "futures_created": lambda s: s.submitted,
+    "futures_in_progress": lambda s: s.in_progress,
+    "futures_cancelled": lambda s: s.cancelled,
+    "futures_failed": lambda s: s.failed,
+    "poll_calls": lambda s: getattr(s, "polls", 0),
+    "poll_errors": lambda s: getattr(s, "poll_errors", 0),
+    "retry_attempts": lambda s: getattr(s, "attempts", s.submitted) - s.submitted,
+    "throttle_queue_length": lambda s: getattr(s, "queued", 0),
+    "timeouts": lambda s: getattr(s, "timeouts", 0),
+}
+
+
 @recording
 def test_prometheus_records_the_exact_counts_of_a_known_workload() -> None:
     prefix = unique_name()
@@ -91,9 +105,18 @@ def test_prometheus_records_the_exact_counts_of_a_known_workload() -> None:
                 for measure in measures
             }
 
-    metrics_workload.run(prefix, read_queue)
+    stats = metrics_workload.run(prefix, read_queue)
 
     assert at_queue_full == metrics_workload.EXPECTED_AT_QUEUE_FULL
+    # Each executor's stats() holds the counts its metrics were fed.
+    for (kind, suffix), executor_stats in stats.items():
+        assert {
+            measure: prometheus(measure, kind, prefix + suffix)
+            for measure in STATS_OF_MEASURES
+        } == {
+            measure: float(read(executor_stats))
+            for measure, read in STATS_OF_MEASURES.items()
+        }, (kind, suffix)
     recorded = {
         (kind, suffix): {
             measure: prometheus(measure, kind, prefix + suffix) for measure in measures
@@ -259,6 +282,8 @@ def test_each_executor_counts_itself_and_its_own_futures(kind: str) -> None:
     assert prometheus("futures_created", kind, name) == 1
     assert prometheus("futures_in_progress", kind, name) == 0
     assert prometheus("future_duration_count", kind, name) == 1
+    stats = executor.stats()  # the same counts, read from the executor
+    assert (stats.submitted, stats.done, stats.in_progress) == (1, 1, 0)
 
 
 @recording
@@ -354,10 +379,12 @@ _CHECK_DISABLED = """
     layers.append(layers[-1].delegate)
     with executor:
         assert executor.submit(abs, -1).result(timeout=30) == "1"
+    stats = [layer.stats() for layer in layers]  # counted all the same
+    assert [(s.submitted, s.done, s.in_progress) for s in stats] == [(1, 1, 0)] * 4
     print(
         _metrics.ENABLED,
         _metrics.BACKENDS,
-        [layer._metrics for layer in layers],
+        [layer._counts.metrics for layer in layers],
         sorted(
             {
                 name.split(".")[0]

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from fluent_executors import Executors, PollDescriptor, PollExecutor
+from fluent_executors._counts import Counts
 from fluent_executors._scheduler import call_later
 from fluent_executors.poll import _Poller
 
@@ -326,7 +327,10 @@ def test_yield_result_none_resolves_with_none_not_the_descriptor_result(make):
     ],
 )
 def test_poll_fn_return_value_sets_delay_until_next_poll(returned, delay):
-    poller = _Poller(lambda ds: None, None, 7.0, logging.getLogger("test"), "test")
+    counts = Counts("poll", "test", None)
+    poller = _Poller(
+        lambda ds: None, None, 7.0, logging.getLogger("test"), "test", counts
+    )
 
     assert poller._delay(returned) == delay
 

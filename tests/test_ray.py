@@ -86,6 +86,9 @@ def test_submit_runs_ray_tasks_and_returns_standard_futures(executor: RayExecuto
 
     assert all(isinstance(future, Future) for future in futures)
     assert [f.result(timeout=TIMEOUT) for f in futures] == [2**n for n in range(6)]
+    stats = executor.stats()  # counted as done before the results were seen
+    assert (stats.kind, stats.name) == ("ray", "test")
+    assert (stats.submitted, stats.done, stats.in_progress) == (6, 6, 0)
 
 
 def test_exception_of_the_task_keeps_its_type(executor: RayExecutor):
@@ -93,6 +96,7 @@ def test_exception_of_the_task_keeps_its_type(executor: RayExecutor):
 
     with pytest.raises(ValueError, match="not a number"):
         future.result(timeout=TIMEOUT)
+    assert (executor.stats().failed, executor.stats().done) == (1, 1)
 
 
 def test_keyword_arguments_named_like_ray_options_reach_the_callable(

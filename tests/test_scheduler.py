@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fluent_executors import _scheduler
+from fluent_executors import SchedulerStats, _scheduler, scheduler_stats
 from fluent_executors._scheduler import (
     THREAD_NAME,
     WORKER_THREAD_NAME,
@@ -347,6 +347,42 @@ def test_at_most_max_workers_run_and_the_rest_wait_for_one_to_be_free() -> None:
     for worker in workers:  # they end once idle
         worker.join(timeout=10)
         assert not worker.is_alive()
+
+
+def test_scheduler_stats_show_timers_pending_and_starved_workers() -> None:
+    idle = scheduler_stats()
+    assert (idle.timers_pending, idle.callbacks_queued, idle.workers_busy) == (0, 0, 0)
+    far = [call_later(600.0, lambda: None) for _ in range(3)]
+    assert scheduler_stats().timers_pending == 3
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def block() -> None:
+        started.release()
+        release.wait(10)
+
+    try:
+        for _ in range(_scheduler.MAX_WORKERS + 2):
+            call_later(0.0, block, may_block=True)
+        for _ in range(_scheduler.MAX_WORKERS):
+            assert started.acquire(timeout=5)
+
+        starved = scheduler_stats()
+    finally:
+        release.set()
+        for handle in far:
+            handle.cancel()
+
+    assert starved == SchedulerStats(
+        timers_pending=3,
+        callbacks_queued=2,
+        workers_busy=_scheduler.MAX_WORKERS,
+        workers=_scheduler.MAX_WORKERS,
+    )
+    for _ in range(2):  # the two queued ones run once workers are free
+        assert started.acquire(timeout=5)
+    wait_until_idle()
+    assert scheduler_stats().timers_pending == 0
 
 
 def test_a_worker_that_cannot_start_leaves_its_callbacks_to_the_scheduler_thread(

@@ -9,7 +9,9 @@
 #   _wrapper _queueing _remote      what the wrappers share: delegate, shutdown,
 #   _outstanding                    checks; the queue of throttle and rate limit;
 #                                   the futures outstanding until a shutdown ends
-#   _fluent _exporters _metrics     FluentExecutor and its with_* methods; metrics
+#   _fluent                         FluentExecutor and its with_* methods
+#   _counts _stats                  the counts of stats() and metrics; the snapshots
+#   _exporters _metrics             metrics
 #                                   (the exporters of Prometheus and OpenTelemetry
 #                                   are imported when the first executor starts them)
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
@@ -19,6 +21,7 @@
 # The ways up, deferred imports on first use: a with_* method of _fluent imports the
 # module of the wrapper it builds (its return type is that subclass of
 # FluentExecutor); _metrics imports _exporters when the first executor is created.
+# Deferred too, though not up: _stats (dataclasses import inspect), by stats().
 
 """Composable :mod:`concurrent.futures` executors: poll remote tasks through one poll
 function, and wrap any executor in more behaviour, one ``with_*`` call at a time.
@@ -67,6 +70,15 @@ from .timeout import TimeoutExecutor
 
 if TYPE_CHECKING:
     from ._process_pool import ProcessPoolExecutor
+    from ._stats import (
+        ExecutorStats,
+        PollStats,
+        QueueStats,
+        RetryStats,
+        SchedulerStats,
+        TimeoutStats,
+        scheduler_stats,
+    )
 
 __version__ = "0.1.0"
 
@@ -77,6 +89,7 @@ __all__ = [
     "CancelOnShutdownExecutor",
     "DaskExecutor",
     "ExceptionRetryPolicy",
+    "ExecutorStats",
     "Executors",
     "FlatMapExecutor",
     "FluentExecutor",
@@ -84,19 +97,24 @@ __all__ = [
     "PollDescriptor",
     "PollExecutor",
     "PollFn",
+    "PollStats",
     "ProcessPoolExecutor",
     "ProxyFuture",
+    "QueueStats",
     "RateLimitExecutor",
     "RayExecutor",
     "RetryExecutor",
     "RetryPolicy",
+    "RetryStats",
     "SameResult",
+    "SchedulerStats",
     "SyncExecutor",
     "ThreadPoolExecutor",
     "ThrottleCount",
     "ThrottleExecutor",
     "TimeoutCancelledError",
     "TimeoutExecutor",
+    "TimeoutStats",
     "__version__",
     "f_and",
     "f_apply",
@@ -113,14 +131,22 @@ __all__ = [
     "f_traverse",
     "f_zip",
     "progress",
+    "scheduler_stats",
 ]
 
 
 def __getattr__(name: str) -> object:
-    """``ProcessPoolExecutor``, imported on first use, so that ``import
-    fluent_executors`` does not import multiprocessing (PEP 562)."""
+    """``ProcessPoolExecutor`` and the stats snapshots (``ExecutorStats``, ...,
+    ``scheduler_stats``), imported on first use, so that ``import fluent_executors``
+    imports neither multiprocessing nor dataclasses (PEP 562)."""
     if name == "ProcessPoolExecutor":
         from ._process_pool import ProcessPoolExecutor
 
         return ProcessPoolExecutor
+    if name == "scheduler_stats" or name.endswith("Stats"):  # the names of _stats
+        from . import _stats
+
+        value = getattr(_stats, name, None)
+        if value is not None:
+            return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, final, overl
 if TYPE_CHECKING:
     import asyncio
 
+    from ._counts import Counts
+    from ._stats import ExecutorStats
     from .asyncio import AsyncioExecutor
     from .bind import BoundCallable
     from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -79,10 +81,31 @@ class FluentExecutor(Executor, Generic[R]):
             map executor and the wrappers around it have the map's result type.
     """
 
+    # Every executor of the library sets it at the end of its construction
+    # (_counts.open_counts): the counts behind stats() and the metrics.
+    _counts: Counts
+
     @property
     def name(self) -> str:
         """The executor's name (``str``), used in thread names and log messages."""
         return getattr(self, "_name", "default")
+
+    def stats(self) -> ExecutorStats:
+        """What this executor has done with the futures its ``submit`` returned, and
+        is doing now: counts kept from its creation on, whether or not metrics are
+        on (see :ref:`metrics-stats`).
+
+        Returns:
+            An immutable snapshot, an :class:`~fluent_executors.ExecutorStats`: a
+            subclass of it with the counts of its kind for a poll, retry, timeout,
+            throttle or rate limit executor (:class:`~fluent_executors.PollStats`,
+            :class:`~fluent_executors.RetryStats`,
+            :class:`~fluent_executors.TimeoutStats`,
+            :class:`~fluent_executors.QueueStats`).
+
+        .. versionadded:: 0.2.0
+        """
+        return self._counts.stats()
 
     def _repr_fields(self) -> dict[str, object]:
         """The key parameters that :func:`repr` shows, after the name; a wrapper's

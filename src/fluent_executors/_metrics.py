@@ -13,13 +13,15 @@ live in :mod:`fluent_executors._exporters`, imported then):
   ``FLUENT_EXECUTORS_METRICS`` is ``0`` (``false``, ``off``, ``no``). It may also
   name the backends to use: ``prometheus``, ``otel`` or ``prometheus,otel``.
 
-Without a backend, :func:`for_executor` returns ``None`` and the executors keep
-``None`` as their ``_metrics``: their per-future paths test that attribute and call
-nothing else, so that disabled metrics cost one ``is not None`` per hook.
+Every executor keeps its own counts, always (``_counts.Counts``, read by its
+``stats()``); the metrics are fed by the same events, through the same calls. Without
+a backend, :func:`for_executor` returns ``None``, kept as ``Counts.metrics``: the
+per-future paths test that attribute and call nothing else, so that disabled metrics
+cost one ``is not None`` per hook.
 
 With one, each executor asks :func:`for_executor` once, at the end of its
-construction, for an :class:`ExecutorMetrics`, through which it records into the
-:class:`Tally` of its kind and name: plain integers (and the bucket counts of two
+construction, for an :class:`ExecutorMetrics`, through which its counts record into
+the :class:`Tally` of its kind and name: plain integers (and the bucket counts of two
 histograms) under one lock, one short critical section per event. The backends read
 the tallies when they collect: Prometheus through a custom collector, OpenTelemetry
 through observable instruments. Only the durations are also recorded into
@@ -36,18 +38,11 @@ import bisect
 import logging
 import os
 import threading
-import time
 import weakref
 from collections.abc import Callable
-from concurrent.futures import Future
-from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
-
-from ._proxy import ProxyFuture
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    import asyncio
-
     from ._exporters import OpenTelemetry
 
 __all__ = ["ENV_VAR", "ExecutorMetrics", "for_executor"]  # and BACKENDS, ENABLED
@@ -363,36 +358,16 @@ class ExecutorMetrics:
         """Count the executor out of use; later calls do nothing."""
         self._finalizer()
 
-    def track(
-        self, future: Future[Any] | asyncio.Future[Any], start: float | None = None
-    ) -> None:
-        """Count ``future``, which the executor's ``submit`` is about to return, as
-        created and in progress until it is done.
-
-        Args:
-            future: the future handed to the caller of ``submit``.
-            start: when it was created (:func:`time.perf_counter`); default now.
-        """
+    def submitted(self, delta: int = 1) -> None:
+        """A future was returned by ``submit`` (``delta`` -1: one counted by mistake
+        was not, after all)."""
         tally = self._tally
         with tally.lock:
-            tally.futures_created += 1
-        if start is None:
-            start = time.perf_counter()
-        if not isinstance(future, ProxyFuture):
-            future.add_done_callback(partial(self.future_done, start))
-        elif not future._track(self, start):  # (no callback object to make)
-            self.future_done(start, future)
+            tally.futures_created += delta
 
-    def future_done(
-        self, start: float, future: Future[Any] | asyncio.Future[Any]
-    ) -> None:
-        """Count the done ``future``, tracked since ``start``."""
-        seconds = time.perf_counter() - start
-        # One call, and so one lock of the future, for the two questions.
-        if future.cancelled():  # also an asyncio future's (AsyncioExecutor)
-            failed, cancelled = False, True
-        else:
-            failed, cancelled = future.exception() is not None, False
+    def ended(self, seconds: float, failed: bool, cancelled: bool) -> None:
+        """A future submitted ``seconds`` ago is done: ``failed`` with an exception,
+        or ``cancelled``, or neither."""
         tally = self._tally
         with tally.lock:
             tally.futures_done += 1

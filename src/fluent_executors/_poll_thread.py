@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from . import _clock
 from ._callbacks import mark_library_thread, must_reraise
-from ._metrics import ExecutorMetrics
 from ._outstanding import Outstanding
 from ._scheduler import call_later
 
 if TYPE_CHECKING:
+    from ._counts import Counts
     from ._retry_policy import RetryPolicy
     from .poll import CancelFn, PollDescriptor, PollFn, _PollFuture
 
@@ -48,7 +48,7 @@ class _Poller:
         default_interval: float,
         logger: logging.Logger,
         name: str,
-        metrics: ExecutorMetrics | None = None,
+        counts: Counts,
         *,
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
@@ -74,7 +74,7 @@ class _Poller:
         self._default_interval = default_interval
         self._logger = logger
         self._name = name
-        self._metrics = metrics
+        self._counts = counts
         self._cond = threading.Condition(threading.Lock())
         # Dicts as insertion-ordered sets: O(1) add and remove, ordered snapshots.
         self._outstanding = Outstanding()  # submitted, not done
@@ -138,6 +138,10 @@ class _Poller:
             cancel_now = self._cancel_all
         if cancel_now:  # it was running on the delegate when shutdown cancelled
             future.cancel()
+
+    def polled(self) -> int:
+        """The number of futures being polled now."""
+        return len(self._polled)
 
     def notify(self) -> None:
         """Make the poll thread poll as soon as possible."""
@@ -337,8 +341,8 @@ class _Poller:
 
     def _poll(self, batch: list[PollDescriptor[Any]]) -> float:
         """Call the poll function once; return the delay until the next poll."""
-        metrics = self._metrics
-        start = time.perf_counter() if metrics is not None else 0.0
+        counts = self._counts
+        start = time.perf_counter() if counts.metrics is not None else 0.0
         watchdog = None
         if self._poll_timeout is not None:
             watchdog = call_later(
@@ -353,14 +357,12 @@ class _Poller:
         except BaseException as error:
             if watchdog is not None:
                 watchdog.cancel()
-            if metrics is not None:
-                metrics.poll(time.perf_counter() - start, True)
+            counts.poll_called(start, True)
             return self._poll_failed(batch, error)
         if watchdog is not None:
             watchdog.cancel()
         self._poll_failures = 0
-        if metrics is not None:
-            metrics.poll(time.perf_counter() - start, False)
+        counts.poll_called(start, False)
         return self._delay(returned)
 
     def _run_cancels(
@@ -429,8 +431,7 @@ class _Poller:
         """The poll function has run longer than ``poll_timeout`` (on the
         scheduler's thread, once per call): a sync call cannot be interrupted, so
         it is counted, then logged."""
-        if self._metrics is not None:
-            self._metrics.poll_timeout()
+        self._counts.poll_overran()
         self._logger.warning(
             "poll function of poll executor %r has run for more than %s s with %d "
             "futures and cannot be interrupted; give its requests a timeout",

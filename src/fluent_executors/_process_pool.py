@@ -5,11 +5,14 @@ imports :mod:`multiprocessing`, which importing the library should not."""
 from __future__ import annotations
 
 import concurrent.futures
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._metrics import for_executor
+from ._counts import open_counts
 from ._wrapper import check_name
 from .pools import _LibraryPool
+
+if TYPE_CHECKING:
+    from ._stats import ExecutorStats
 
 __all__ = ["ProcessPoolExecutor"]
 
@@ -41,4 +44,20 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
         check_name(name)
         self._name = name
         super().__init__(*args, **kwargs)
-        self._metrics = for_executor(self, "processpool", name)
+        self._counts = open_counts(self, "processpool", name)
+
+    def stats(self) -> ExecutorStats:
+        """What this executor has done with the futures its ``submit`` returned, and
+        is doing now (see :meth:`FluentExecutor.stats
+        <fluent_executors.FluentExecutor.stats>`). *Running* are the calls handed
+        to the worker processes (those whose future's ``running()`` is true),
+        *pending* the others not done: the pool's queue is read for it, which costs
+        O(futures not done).
+
+        .. versionadded:: 0.2.0
+        """
+        from ._stats import ExecutorStats  # on first use: see _stats
+
+        items = self._pending_work_items.copy()
+        running = sum(1 for item in items.values() if item.future.running())
+        return ExecutorStats(**self._counts.fields(running))

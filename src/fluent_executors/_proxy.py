@@ -79,9 +79,18 @@ def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
 
 
 class _Tracker(Protocol):
-    """What counts futures in the metrics (``_metrics.ExecutorMetrics``)."""
+    """What counts the futures of an executor (``_counts.Counts``): the future
+    increments ``done`` and ``failed`` or ``cancelled`` itself, as it is resolved,
+    and calls :meth:`record_end` afterwards while ``metrics`` is not ``None``."""
 
-    def future_done(self, start: float, future: Future[Any]) -> None: ...
+    done: int
+    failed: int
+    cancelled: int
+
+    @property
+    def metrics(self) -> object: ...
+
+    def record_end(self, future: ProxyFuture[Any]) -> None: ...
 
 
 # A done callback of a ProxyFuture: a function of the future, or a ProxyFuture
@@ -124,7 +133,8 @@ class ProxyFuture(Future[T]):
     _made_condition: threading.Condition | None = None
     _waiter_list: list[_Waiter] | None = None
 
-    # What counts this future in the metrics (see _track), and since when.
+    # What counts this future in its executor's stats (``_counts.Counts.adopt``), and
+    # since when (read only while metrics are on).
     _tracker: _Tracker | None = None
     _tracked_since = 0.0
 
@@ -349,6 +359,13 @@ class ProxyFuture(Future[T]):
             self._result = result
             self._exception = exception
             self._state = state
+            tracker = self._tracker
+            if tracker is not None:  # counted before anyone sees the future done
+                tracker.done += 1
+                if exception is not None:
+                    tracker.failed += 1
+                elif state != FINISHED:
+                    tracker.cancelled += 1
             self._wake(event)
         self._resolved()
         return True
@@ -377,8 +394,8 @@ class ProxyFuture(Future[T]):
         try:
             self._on_resolved()
             tracker = self._tracker
-            if tracker is not None:
-                tracker.future_done(self._tracked_since, self)
+            if tracker is not None and tracker.metrics is not None:
+                tracker.record_end(self)
         except Exception:  # a bug of ours; the callbacks must run all the same
             logger.exception("internal error resolving %r", self)
         # Once done the list changes no more: add_done_callback() calls at once.
@@ -399,16 +416,6 @@ class ProxyFuture(Future[T]):
         callbacks.clear()  # they may hold on to much: the done future needs none
         if escaped is not None:
             raise escaped
-
-    def _track(self, tracker: _Tracker, since: float) -> bool:
-        """Have ``tracker.future_done(since, self)`` called once resolved (before
-        the done callbacks); ``False`` if it is resolved already, and so will not
-        be called."""
-        with self._lock:
-            if self._state in _DONE:
-                return False
-            self._tracker, self._tracked_since = tracker, since
-            return True
 
     def _on_resolved(self) -> None:
         """Called once, when the future is resolved, before its done callbacks;

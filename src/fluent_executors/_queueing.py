@@ -9,12 +9,15 @@ from abc import abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from ._callbacks import in_library_thread
 from ._fluent import R
 from ._proxy import ProxyFuture
 from ._wrapper import WrapperExecutor, shutdown_delegate
+
+if TYPE_CHECKING:
+    from ._stats import QueueStats
 
 T = TypeVar("T")
 Prepared = TypeVar("Prepared")
@@ -105,11 +108,9 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
         future: _QueuedFuture[T] = _QueuedFuture(self)
         with self._cond:
             self._check_open()
+            self._counts.adopt(future)
+            self._counts.queued(1)
             self._queue[future] = _Job(fn, args, kwargs)
-        metrics = self._metrics
-        if metrics is not None:
-            metrics.track(future)
-            metrics.queue_changed(1)
         self._pump()
         # Blocking inside _pump (from a done callback) would stop the queue for good,
         # and blocking a thread of the library's (a rate limit or a retry passing
@@ -130,9 +131,8 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
         with self._cond:
             if self._queue.pop(future, None) is None:
                 return False
+            self._counts.queued(-1)
             shutdown_args = self._after_unqueue()
-        if self._metrics is not None:
-            self._metrics.queue_changed(-1)
         if shutdown_args is not None:
             shutdown_delegate(self._delegate, *shutdown_args)
         return True
@@ -150,6 +150,22 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             return None
         shutdown_args, self._deferred_shutdown = self._deferred_shutdown, None
         return shutdown_args
+
+    def stats(self) -> QueueStats:
+        """What this executor has done with the futures its ``submit`` returned, and
+        is doing now (see :meth:`FluentExecutor.stats
+        <fluent_executors.FluentExecutor.stats>`; *pending* are the callables in
+        its queue, *running* those passed on to the delegate and not done).
+
+        Returns:
+            A :class:`~fluent_executors.QueueStats`.
+
+        .. versionadded:: 0.2.0
+        """
+        from ._stats import QueueStats  # on first use: see _stats
+
+        fields = self._counts.fields()
+        return QueueStats(**fields, queued=fields["pending"])
 
     # -- passing callables on to the delegate ---------------------------------------
 
@@ -179,10 +195,9 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             if token is None:
                 return False
             future, job = self._queue.popitem(last=False)
+            self._counts.queued(-1)
             self._dispatching += 1
             self._after_unqueue()  # wakes blocked submits; no shutdown is due yet
-        if self._metrics is not None:
-            self._metrics.queue_changed(-1)
         try:
             upstream = self._submit_to_delegate(job.fn, *job.args, **job.kwargs)
         except BaseException as error:

@@ -19,8 +19,8 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any, Generic, ParamSpec, TypeVar
 
+from ._counts import open_counts
 from ._fluent import FluentExecutor
-from ._metrics import ExecutorMetrics, for_executor
 from ._outstanding import Outstanding
 from ._proxy import ProxyFuture
 from ._wrapper import check_logger, check_name, check_submittable
@@ -159,12 +159,12 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
             initargs=(self._token,),
         )
         self._kind = kind
-        self._metrics: ExecutorMetrics | None = None  # see _open_metrics()
 
     def _open_metrics(self) -> None:
-        """Start recording metrics; called at the end of the subclass's
-        ``__init__``, once connected, so that a failed connection is not counted."""
-        self._metrics = for_executor(self, self._kind, self._name)
+        """Start counting, for :meth:`stats` and the metrics; called at the end of
+        the subclass's ``__init__``, once connected, so that a failed connection is
+        not counted."""
+        self._counts = open_counts(self, self._kind, self._name)
 
     # -- what subclasses define ------------------------------------------------------
 
@@ -210,16 +210,21 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
         """
         check_submittable(fn)
         future: RemoteFuture[T, H] = RemoteFuture(self)
-        self._outstanding.add(future)
+        counts = self._counts
+        counts.adopt(future)  # before a racing shutdown can see it and cancel it
+        try:
+            self._outstanding.add(future)
+        except BaseException:
+            counts.unadopt(future)
+            raise
         try:
             handle = self._submit_remote(fn, args, kwargs)
-        except BaseException:
+        except BaseException as error:
+            future._try_set_exception(error)  # counted as failed
             self._forget(future)
             raise
         future._attach(handle)
         future.add_done_callback(self._forget)
-        if self._metrics is not None:
-            self._metrics.track(future)
         return future
 
     def _forget(self, future: Future[Any]) -> None:
@@ -238,8 +243,8 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
         Calling it more than once is harmless. New submits raise ``RuntimeError``.
         """
         pending = self._outstanding.close()
-        if self._metrics is not None:
-            self._metrics.close()
+        if self._counts.metrics is not None:
+            self._counts.metrics.close()
         if cancel_futures:
             for future in pending:
                 future.cancel()

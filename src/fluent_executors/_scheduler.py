@@ -53,6 +53,7 @@ __all__ = [
     "TimerHandle",
     "call_at",
     "call_later",
+    "counts",
 ]
 
 logger = logging.getLogger(__name__)
@@ -153,6 +154,11 @@ class _Scheduler:
                 self._heap[:] = [e for e in self._heap if e[2]._fn is not None]
                 heapq.heapify(self._heap)
         return True
+
+    def pending(self) -> int:
+        """The callbacks scheduled and neither due, run nor cancelled."""
+        with self._lock:
+            return self._pending
 
     def _run(self) -> None:
         mark_library_thread()
@@ -267,6 +273,12 @@ class _Workers:
                 self._not_started(start - started)
                 return
 
+    def counts(self) -> tuple[int, int, int]:
+        """The callbacks waiting for a worker, the workers running one (or about
+        to), and the workers alive."""
+        with self._lock:
+            return len(self._queue), self._threads - self._idle, self._threads
+
     def _not_started(self, count: int) -> None:
         """``count`` worker threads counted in could not start. If no worker is left
         to run the queue, run it here (in the scheduler thread) rather than lose it."""
@@ -310,6 +322,12 @@ _workers = _Workers()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_scheduler._after_fork_in_child)
     os.register_at_fork(after_in_child=_workers._after_fork_in_child)
+
+
+def counts() -> tuple[int, int, int, int]:
+    """What ``fluent_executors.scheduler_stats()`` reports: the timers pending, the
+    callbacks waiting for a worker, the workers busy and the workers alive."""
+    return (_scheduler.pending(), *_workers.counts())
 
 
 def call_at(

@@ -12,8 +12,8 @@ from concurrent.futures import Executor, Future
 from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, overload
 
+from ._counts import open_counts
 from ._fluent import FluentExecutor, R, SameResult
-from ._metrics import ExecutorMetrics, for_executor
 from ._proxy import ProxyFuture
 
 T = TypeVar("T")
@@ -221,7 +221,6 @@ class DelegatingExecutor(FluentExecutor[R]):
         self._logger = logger or logging.getLogger(type(self).__module__)
         self._shutdown_lock = threading.Lock()
         self._is_shutdown = False
-        self._metrics: ExecutorMetrics | None = None
 
     def _submit_to_delegate(
         self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
@@ -243,14 +242,16 @@ class DelegatingExecutor(FluentExecutor[R]):
         return future
 
     def _open_metrics(self, kind: str) -> None:
-        """Start recording metrics labelled ``kind`` (``poll``, ``retry``, ...);
-        called once, at the end of the concrete class's ``__init__``."""
-        self._metrics = for_executor(self, kind, self._name)
+        """Start counting, for :meth:`stats` and the metrics labelled ``kind``
+        (``poll``, ``retry``, ...); called once, at the end of the concrete class's
+        ``__init__``."""
+        self._counts = open_counts(self, kind, self._name)
 
     def _close_metrics(self) -> None:
-        """Count the executor out of use; called by every ``shutdown``."""
-        if self._metrics is not None:
-            self._metrics.close()
+        """Count the executor out of use in the metrics; called by every
+        ``shutdown``."""
+        if self._counts.metrics is not None:
+            self._counts.metrics.close()
 
     def _repr_fields(self) -> dict[str, object]:
         return {**self._wrapper_fields(), "delegate": self._delegate}

@@ -216,8 +216,7 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         future = asyncio.wrap_future(
             self._submit_to_delegate(fn, *args, **kwargs), loop=loop
         )
-        if self._metrics is not None:
-            self._metrics.track(future)
+        self._counts.track_asyncio(future)
         return future
 
 

@@ -71,14 +71,14 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
     ) -> ProxyFuture[T]:
         self._check_open()
         future: ProxyFuture[T] = ProxyFuture()
-        future._follow(self._submit_to_delegate(fn, *args, **kwargs))
+        upstream = self._submit_to_delegate(fn, *args, **kwargs)
+        self._counts.adopt(future)
+        future._follow(upstream)
         try:
             self._outstanding.add(future)
             closed = False
         except RuntimeError:  # shutdown() ran during the delegate's submit
             closed = True
-        if self._metrics is not None:
-            self._metrics.track(future)
         if closed:
             future.cancel()
         else:

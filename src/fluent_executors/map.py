@@ -30,7 +30,7 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
         U: the result type of the futures that ``submit`` returns.
     """
 
-    _kind = "map"  # the label of its metrics
+    _kind = "map"  # the kind of its stats and the label of its metrics
 
     def __init__(
         self,
@@ -59,9 +59,9 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
     ) -> ProxyFuture[U]:
         self._check_open()
         future = self._new_future()
-        future._follow(self._submit_to_delegate(fn, *args, **kwargs))
-        if self._metrics is not None:
-            self._metrics.track(future)
+        upstream = self._submit_to_delegate(fn, *args, **kwargs)
+        self._counts.adopt(future)
+        future._follow(upstream)
         return future
 
     @abstractmethod

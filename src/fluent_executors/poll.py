@@ -8,7 +8,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import CancelledError, Executor, Future
 from types import TracebackType
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
@@ -16,6 +16,9 @@ from ._poll_thread import _Poller
 from ._proxy import ProxyFuture, outcome
 from ._retry_policy import RetryPolicy
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
+
+if TYPE_CHECKING:
+    from ._stats import PollStats
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 
@@ -372,7 +375,7 @@ class PollExecutor(WrapperExecutor[R]):
             interval,
             self._logger,
             name,
-            self._metrics,
+            self._counts,
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
             poll_timeout=timeout,
@@ -383,15 +386,19 @@ class PollExecutor(WrapperExecutor[R]):
         self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[T]:
         future: _PollFuture[T] = _PollFuture(self._poller)
-        self._poller.add(future)
+        counts = self._counts
+        counts.adopt(future)  # before any shutdown can see it and cancel it
+        try:
+            self._poller.add(future)
+        except BaseException:
+            counts.unadopt(future)
+            raise
         try:
             delegate_future = self._submit_to_delegate(fn, *args, **kwargs)
-        except BaseException:
-            self._poller.forget(future)
+        except BaseException as error:
+            future._try_set_exception(error)  # counted as failed; forgotten
             raise
         future._follow(delegate_future)
-        if self._metrics is not None:
-            self._metrics.track(future)
         return future
 
     def attach(self, result: T) -> ProxyFuture[T]:
@@ -426,9 +433,12 @@ class PollExecutor(WrapperExecutor[R]):
         done: Future[T] = Future()
         done.set_result(result)
         future._upstream = done  # what cancel() reads, as for a submitted future
-        self._poller.add(future)
-        if self._metrics is not None:
-            self._metrics.track(future)
+        self._counts.adopt(future)
+        try:
+            self._poller.add(future)
+        except BaseException:
+            self._counts.unadopt(future)
+            raise
         self._poller.start_polling(PollDescriptor(future, result))
         return future
 
@@ -442,6 +452,27 @@ class PollExecutor(WrapperExecutor[R]):
         if poller._max_batch is not None:
             fields["max_batch"] = poller._max_batch
         return fields
+
+    def stats(self) -> PollStats:
+        """What this executor has done with the futures its ``submit`` (and
+        :meth:`attach`) returned, and is doing now (see :meth:`FluentExecutor.stats
+        <fluent_executors.FluentExecutor.stats>`), and its poll function's counts.
+
+        Returns:
+            A :class:`~fluent_executors.PollStats`.
+
+        .. versionadded:: 0.2.0
+        """
+        from ._stats import PollStats  # on first use: see _stats
+
+        counts = self._counts
+        return PollStats(
+            **counts.fields(),
+            polls=counts.polls,
+            poll_errors=counts.poll_errors,
+            poll_timeouts=counts.poll_timeouts,
+            polled=self._poller.polled(),
+        )
 
     def notify(self) -> None:
         """Run the poll function as soon as possible, earlier than scheduled.

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from ._counts import Counts, open_counts
 from ._fluent import FluentExecutor, SameResult
-from ._metrics import ExecutorMetrics, for_executor
 from ._proxy import ProxyFuture
 from ._wrapper import check_name, check_submittable
 
@@ -18,13 +18,24 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 
+def _run_counted(
+    counts: Counts, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> T:
+    """Call ``fn(*args, **kwargs)`` in a worker of a thread pool, counted as running
+    meanwhile."""
+    counts.running += 1
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        counts.running -= 1
+
+
 class _LibraryPool(FluentExecutor[SameResult]):
-    """What both pools add to the standard ones: metrics, and the library's futures.
+    """What both pools add to the standard ones: stats and metrics, and the library's
+    futures.
 
     It comes before the standard class in the bases, so that ``super()`` reaches it.
     """
-
-    _metrics: ExecutorMetrics | None
 
     def _submit_plain(
         self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
@@ -32,9 +43,13 @@ class _LibraryPool(FluentExecutor[SameResult]):
         """Submit and return the standard future: for the wrapper executors, whose
         own futures are the library's already (a proxy here would only cost)."""
         check_submittable(fn)
-        future: Future[T] = super().submit(fn, *args, **kwargs)
-        if self._metrics is not None:
-            self._metrics.track(future)
+        counts = self._counts
+        future: Future[T]
+        if counts.counts_running:  # a thread pool: its workers count what they run
+            future = super().submit(_run_counted, counts, fn, args, kwargs)
+        else:
+            future = super().submit(fn, *args, **kwargs)
+        counts.track(future)
         return future
 
     def submit(
@@ -70,8 +85,8 @@ class _LibraryPool(FluentExecutor[SameResult]):
 
         Calling it more than once is harmless. New submits raise ``RuntimeError``.
         """
-        if self._metrics is not None:
-            self._metrics.close()
+        if self._counts.metrics is not None:
+            self._counts.metrics.close()
         super().shutdown(wait, cancel_futures=cancel_futures)
 
 
@@ -121,7 +136,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             if len(args) < 2 and "thread_name_prefix" not in kwargs:
                 kwargs["thread_name_prefix"] = f"fluent-executors-{name}"
             super().__init__(*args, **kwargs)
-            self._metrics = for_executor(self, "threadpool", name)
+            self._counts = open_counts(self, "threadpool", name, counts_running=True)
 
 
 def __getattr__(name: str) -> object:

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Executor, Future
 from functools import partial
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
@@ -20,6 +20,9 @@ from ._wrapper import (
     check_submittable,
     shutdown_delegate,
 )
+
+if TYPE_CHECKING:
+    from ._stats import RetryStats
 
 __all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy"]  # policies: from
 # _retry_policy, also used by the poll executor (poll_retry_policy)
@@ -65,6 +68,10 @@ class _RetryFuture(ProxyFuture[T]):
         upstream = self._executor._submit_to_delegate(
             self._fn, *self._args, **self._kwargs
         )
+        counts = self._executor._counts
+        counts.attempts += 1
+        if not self._attempts:  # the first: submit() returns this future
+            counts.adopt(self)
         self._attempts += 1
         with self._lock:
             self._phase = _ATTEMPT
@@ -77,7 +84,9 @@ class _RetryFuture(ProxyFuture[T]):
                 return
             self._timer = None
             self._phase = _SUBMITTING
-        metrics = self._executor._metrics
+        counts = self._executor._counts
+        counts.pending -= 1  # out of _WAITING
+        metrics = counts.metrics
         if metrics is not None:
             metrics.retry_attempt()
         try:
@@ -117,6 +126,9 @@ class _RetryFuture(ProxyFuture[T]):
                 if not stopped and not self.done():
                     self._timer = call_later(delay, self._retry, may_block=True)
                     self._phase = _WAITING
+                    counts = self._executor._counts
+                    counts.retries += 1
+                    counts.pending += 1
         except Exception as error:  # the scheduler's thread could not start
             self._executor._logger.exception(
                 "retry executor %r could not schedule attempt %d; failing the future",
@@ -155,6 +167,9 @@ class _RetryFuture(ProxyFuture[T]):
         with self._lock:
             self._stopped = True
             phase, timer, upstream = self._phase, self._timer, self._upstream
+            if phase == _WAITING:  # out of it: the future is cancelled next
+                self._phase = _DECIDING
+                self._executor._counts.pending -= 1
         if phase == _WAITING:  # nothing runs: the next attempt is not made
             if timer is not None:
                 timer.cancel()
@@ -267,6 +282,24 @@ class RetryExecutor(WrapperExecutor[R]):
     def _wrapper_fields(self) -> dict[str, object]:
         return {"retry_policy": self.retry_policy}
 
+    def stats(self) -> RetryStats:
+        """What this executor has done with the futures its ``submit`` returned, and
+        is doing now (see :meth:`FluentExecutor.stats
+        <fluent_executors.FluentExecutor.stats>`; *pending* are the futures waiting
+        for their next attempt), and how many attempts and retries it made.
+
+        Returns:
+            A :class:`~fluent_executors.RetryStats`.
+
+        .. versionadded:: 0.2.0
+        """
+        from ._stats import RetryStats  # on first use: see _stats
+
+        counts = self._counts
+        return RetryStats(
+            **counts.fields(), attempts=counts.attempts, retries=counts.retries
+        )
+
     @property
     def retry_policy(self) -> RetryPolicy:
         """The policy of :meth:`submit` (:class:`RetryPolicy`)."""
@@ -343,8 +376,6 @@ class RetryExecutor(WrapperExecutor[R]):
         except BaseException:
             self._forget(future)
             raise
-        if self._metrics is not None:
-            self._metrics.track(future)
         return future
 
     def _forget(self, future: Future[Any]) -> None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
+from ._counts import open_counts
 from ._fluent import FluentExecutor, SameResult
-from ._metrics import for_executor
 from ._proxy import ProxyFuture
 from ._wrapper import check_logger, check_name, check_submittable
 
@@ -46,7 +45,7 @@ class SyncExecutor(FluentExecutor[SameResult]):
         check_logger(logger)
         self._name = name
         self._is_shutdown = False
-        self._metrics = for_executor(self, "sync", name)
+        self._counts = open_counts(self, "sync", name)
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
@@ -64,16 +63,15 @@ class SyncExecutor(FluentExecutor[SameResult]):
         if self._is_shutdown:
             raise RuntimeError("cannot schedule new futures after shutdown")
         future: ProxyFuture[T] = ProxyFuture()
-        metrics = self._metrics
-        start = time.perf_counter() if metrics is not None else 0.0
+        self._counts.adopt(future)  # running until resolved
         try:
             result = fn(*args, **kwargs)
-        except Exception as error:
-            future._try_set_exception(error)
+        except BaseException as error:
+            future._try_set_exception(error)  # counted as failed
+            if not isinstance(error, Exception):
+                raise
         else:
             future._try_set_result(result)
-        if metrics is not None:
-            metrics.track(future, start)
         return future
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
@@ -82,5 +80,5 @@ class SyncExecutor(FluentExecutor[SameResult]):
         Calling it more than once is harmless.
         """
         self._is_shutdown = True
-        if self._metrics is not None:
-            self._metrics.close()
+        if self._counts.metrics is not None:
+            self._counts.metrics.close()

@@ -6,13 +6,16 @@ import logging
 import math
 from collections.abc import Callable
 from concurrent.futures import Executor
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import WrapperExecutor, check_non_negative, check_submittable
+
+if TYPE_CHECKING:
+    from ._stats import TimeoutStats
 
 __all__ = ["TimeoutExecutor"]
 
@@ -47,9 +50,7 @@ class _TimeoutFuture(ProxyFuture[T]):
         """Runs in a worker thread of the scheduler once the timeout has passed."""
         if self.done():  # in time after all, while the callback waited for a worker
             return
-        metrics = self._executor._metrics
-        if metrics is not None:
-            metrics.timeout_fired()
+        self._executor._counts.timeout_fired()
         name = self._executor._name
         cancelled = self._cancel_with(TimeoutCancelledError(self._timeout, name))
         self._executor._logger.info(
@@ -127,6 +128,21 @@ class TimeoutExecutor(WrapperExecutor[R]):
     def _wrapper_fields(self) -> dict[str, object]:
         return {"timeout": self.timeout}
 
+    def stats(self) -> TimeoutStats:
+        """What this executor has done with the futures its ``submit`` returned, and
+        is doing now (see :meth:`FluentExecutor.stats
+        <fluent_executors.FluentExecutor.stats>`), and how many timeouts fired.
+
+        Returns:
+            A :class:`~fluent_executors.TimeoutStats`.
+
+        .. versionadded:: 0.2.0
+        """
+        from ._stats import TimeoutStats  # on first use: see _stats
+
+        counts = self._counts
+        return TimeoutStats(**counts.fields(), timeouts=counts.timeouts)
+
     @property
     def timeout(self) -> float:
         """The timeout of :meth:`submit`, in seconds (``float``)."""
@@ -195,9 +211,9 @@ class TimeoutExecutor(WrapperExecutor[R]):
     ) -> ProxyFuture[T]:
         self._check_open()
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
-        future._follow(self._submit_to_delegate(fn, *args, **kwargs))
+        upstream = self._submit_to_delegate(fn, *args, **kwargs)
+        self._counts.adopt(future)
+        future._follow(upstream)
         if timeout < math.inf and not future.done():
             future._arm()
-        if self._metrics is not None:
-            self._metrics.track(future)
         return future
