@@ -163,6 +163,9 @@ class TaskService:
         self._search_503_rate = search_503_rate
         self._lock = threading.Lock()  # guards the random numbers, tasks and counts
         self._random = random.Random(seed)
+        # The searches draw from a stream of their own: with a seed, the k-th
+        # search's answer is the same whatever the publishes and timing did before.
+        self._search_random = random.Random(seed)
         self._task_ids = itertools.count(1)
         self._tasks: dict[int, _Task] = {}
         self._requests: Counter[str] = Counter()
@@ -249,7 +252,7 @@ class TaskService:
             )
         now = time.monotonic()
         with self._lock:
-            if self._random.random() < self._search_503_rate:
+            if self._search_random.random() < self._search_503_rate:
                 self._answered_503[SEARCH] += 1
                 raise ServiceUnavailable(
                     "too busy to search now", retry_after=SEARCH_RETRY_AFTER
