@@ -23,6 +23,7 @@ from fluent_executors._scheduler import (
     call_at,
     call_later,
 )
+from fluent_executors.testing import virtual_time
 
 
 def scheduler_threads() -> list[threading.Thread]:
@@ -288,17 +289,23 @@ def test_the_thread_lingers_and_serves_a_callback_that_comes_soon_after(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A busy program's heap often empties between futures: a thread each time would
-    # cost a thread start per future. (2 s: far longer than the two calls apart.)
+    # cost a thread start per future. On the virtual clock the linger is exact, and
+    # no real time passes while the thread lingers.
     monkeypatch.setattr(_scheduler, "LINGER", 2.0)
     ran: queue.Queue[threading.Thread] = queue.Queue()
-    call_later(0.0, lambda: ran.put(threading.current_thread()))
-    first = ran.get(timeout=5)
+    with virtual_time() as clock:
+        call_later(0.0, lambda: ran.put(threading.current_thread()))
+        first = ran.get(timeout=5)
+        clock.advance(1.9)
 
-    call_later(0.0, lambda: ran.put(threading.current_thread()))
+        call_later(0.0, lambda: ran.put(threading.current_thread()))
 
-    assert ran.get(timeout=5) is first
-    first.join(timeout=10)
-    assert not first.is_alive()
+        assert ran.get(timeout=5) is first
+        clock.advance(1.9)
+        assert first.is_alive()
+        clock.advance(0.1)
+        first.join(timeout=10)
+        assert not first.is_alive()
 
 
 def test_a_callback_that_may_block_runs_in_a_worker_and_holds_up_no_other() -> None:
