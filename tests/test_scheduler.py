@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fluent_executors import _scheduler
+from fluent_executors import _clock, _scheduler
 from fluent_executors._scheduler import (
     THREAD_NAME,
     WORKER_THREAD_NAME,
@@ -71,7 +71,8 @@ def test_callbacks_run_in_deadline_order_whatever_the_call_order() -> None:
     # this thread runs: then only their deadlines decide the order.
     gate = threading.Event()
     call_later(0.0, partial(gate.wait, 5))
-    when = time.monotonic()
+    # call_at's clock: ahead of time.monotonic() once a virtual clock has moved it.
+    when = _clock.monotonic()
 
     for delay in (0.03, 0.01, 0.02):
         call_at(when + delay, partial(order.put, int(delay * 100)))
@@ -82,7 +83,7 @@ def test_callbacks_run_in_deadline_order_whatever_the_call_order() -> None:
 
 def test_callbacks_due_at_the_same_time_run_in_call_order() -> None:
     order: queue.Queue[int] = queue.Queue()
-    when = time.monotonic() + 0.01
+    when = _clock.monotonic() + 0.01
 
     for index in range(5):
         call_at(when, partial(order.put, index))
@@ -93,7 +94,7 @@ def test_callbacks_due_at_the_same_time_run_in_call_order() -> None:
 def test_a_time_in_the_past_runs_as_soon_as_possible() -> None:
     done = threading.Event()
 
-    call_at(time.monotonic() - 10.0, done.set)
+    call_at(_clock.monotonic() - 10.0, done.set)
 
     assert done.wait(timeout=5)
 
@@ -245,7 +246,7 @@ def test_exactly_the_callbacks_not_cancelled_run_in_deadline_order(
     # however slowly this thread runs: then every cancel is in time.
     gate = threading.Event()
     call_later(0.0, partial(gate.wait, 5))
-    start = time.monotonic() + 0.005
+    start = _clock.monotonic() + 0.005  # call_at's clock
     handles = [
         call_at(start + ms / 1000, partial(ran.put, (ms, i)))
         for i, (ms, _) in enumerate(plan)
