@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from fluent_executors import Executors
+from fluent_executors.testing import virtual_time
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 
@@ -101,7 +102,7 @@ def test_demo_polls_every_task_in_far_fewer_requests_than_tasks(
     searches = summary.requests[task_service.SEARCH]
     assert 0 < searches < 200 / 4
     assert summary.requests[task_service.STATUS] == 0
-    assert summary.status_checks > 200  # each task was checked once or more
+    assert summary.status_checks >= 200  # each task was checked once or more
 
 
 def test_main_prints_the_summary_and_exits_0(
@@ -207,10 +208,14 @@ def test_a_failed_search_fails_the_futures_it_was_polling(
 ) -> None:
     with task_service.TaskServer() as server, requests.Session() as session:
         client = publish.TaskClient(f"{server.url}/no-such-service", session)
-        with Executors.sync().with_poll(client.poll_tasks, default_interval=0.05) as ex:
+        with (
+            virtual_time() as clock,
+            Executors.sync().with_poll(client.poll_tasks, default_interval=5.0) as ex,
+        ):
             futures = [ex.submit(publish.PublishedTask, task_id=n) for n in range(5)]
+            clock.advance(5.0)  # the first poll, and the next for the late joiners
 
-            errors = [future.exception(timeout=10) for future in futures]
+            errors = [future.exception(timeout=0) for future in futures]
 
     for error in errors:
         assert isinstance(error, requests.HTTPError)

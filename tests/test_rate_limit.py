@@ -21,6 +21,7 @@ from wrapper_doubles import (
 
 from fluent_executors import Executors, RateLimitExecutor, ThreadPoolExecutor
 from fluent_executors._scheduler import THREAD_NAME, WORKER_THREAD_NAME
+from fluent_executors.testing import virtual_time
 
 LONG = 60.0  # seconds: a period that never ends within a test
 
@@ -64,17 +65,21 @@ def test_the_first_max_calls_reach_the_delegate_at_once_the_rest_wait():
 
 
 @settings(max_examples=5, deadline=None)
-@given(max_calls=st.integers(1, 4), period=st.sampled_from([0.02, 0.05]))
+@given(max_calls=st.integers(1, 4), period=st.sampled_from([0.02, 0.05, LONG]))
 def test_no_window_of_period_seconds_holds_more_than_max_calls(max_calls, period):
     delegate = ManualExecutor(done_after=0)
-    executor = RateLimitExecutor(delegate, max_calls, period)
-    futures = [executor.submit(ident, n) for n in range(3 * max_calls + 1)]
+    with virtual_time() as clock:
+        executor = RateLimitExecutor(delegate, max_calls, period)
+        futures = [executor.submit(ident, n) for n in range(3 * max_calls + 1)]
+        # The last call goes 3 periods in; half a period more absorbs the rounding of
+        # the windows' times, each one period after the last.
+        clock.advance(3.5 * period)
 
-    assert [f.result(TIMEOUT) for f in futures] == list(range(3 * max_calls + 1))
+        assert [f.result(timeout=0) for f in futures] == list(range(3 * max_calls + 1))
 
-    # The times are taken by the delegate when its submit() is called.
-    assert busiest_window(delegate.submit_times, period) <= max_calls
-    executor.shutdown()
+        # The times are taken by the delegate when its submit() is called.
+        assert busiest_window(delegate.submit_times, period) <= max_calls
+        executor.shutdown()
 
 
 def test_waiting_callables_go_through_in_submit_order():

@@ -24,6 +24,7 @@ from fluent_executors import (
 )
 from fluent_executors import retry as retry_module
 from fluent_executors._scheduler import THREAD_NAME, WORKER_THREAD_NAME
+from fluent_executors.testing import virtual_time
 
 
 class Flaky:
@@ -457,10 +458,12 @@ def test_a_submit_error_on_a_later_attempt_fails_the_future_and_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     delegate = SyncExecutor()
-    future = RetryExecutor(delegate, sleep=0.2).submit(Flaky(failures=1))
-    delegate.shutdown()  # before the retry, 0.2 s after the first attempt
+    with virtual_time() as clock:
+        future = RetryExecutor(delegate, sleep=0.2).submit(Flaky(failures=1))
+        delegate.shutdown()  # before the retry, at most 0.2 s after the first attempt
+        clock.advance(1.0)
 
-    error = future.exception(timeout=5)
+        error = future.exception(timeout=0)
 
     assert isinstance(error, RuntimeError)
     assert "after shutdown" in str(error)

@@ -16,13 +16,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fluent_executors import SchedulerStats, _scheduler, scheduler_stats
+from fluent_executors import SchedulerStats, _clock, _scheduler, scheduler_stats
 from fluent_executors._scheduler import (
     THREAD_NAME,
     WORKER_THREAD_NAME,
     call_at,
     call_later,
 )
+from fluent_executors.testing import virtual_time
 
 
 def scheduler_threads() -> list[threading.Thread]:
@@ -70,7 +71,8 @@ def test_callbacks_run_in_deadline_order_whatever_the_call_order() -> None:
     # this thread runs: then only their deadlines decide the order.
     gate = threading.Event()
     call_later(0.0, partial(gate.wait, 5))
-    when = time.monotonic()
+    # call_at's clock: ahead of time.monotonic() once a virtual clock has moved it.
+    when = _clock.monotonic()
 
     for delay in (0.03, 0.01, 0.02):
         call_at(when + delay, partial(order.put, int(delay * 100)))
@@ -81,7 +83,7 @@ def test_callbacks_run_in_deadline_order_whatever_the_call_order() -> None:
 
 def test_callbacks_due_at_the_same_time_run_in_call_order() -> None:
     order: queue.Queue[int] = queue.Queue()
-    when = time.monotonic() + 0.01
+    when = _clock.monotonic() + 0.01
 
     for index in range(5):
         call_at(when, partial(order.put, index))
@@ -92,7 +94,7 @@ def test_callbacks_due_at_the_same_time_run_in_call_order() -> None:
 def test_a_time_in_the_past_runs_as_soon_as_possible() -> None:
     done = threading.Event()
 
-    call_at(time.monotonic() - 10.0, done.set)
+    call_at(_clock.monotonic() - 10.0, done.set)
 
     assert done.wait(timeout=5)
 
@@ -244,7 +246,7 @@ def test_exactly_the_callbacks_not_cancelled_run_in_deadline_order(
     # however slowly this thread runs: then every cancel is in time.
     gate = threading.Event()
     call_later(0.0, partial(gate.wait, 5))
-    start = time.monotonic() + 0.005
+    start = _clock.monotonic() + 0.005  # call_at's clock
     handles = [
         call_at(start + ms / 1000, partial(ran.put, (ms, i)))
         for i, (ms, _) in enumerate(plan)
@@ -288,17 +290,23 @@ def test_the_thread_lingers_and_serves_a_callback_that_comes_soon_after(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A busy program's heap often empties between futures: a thread each time would
-    # cost a thread start per future. (2 s: far longer than the two calls apart.)
+    # cost a thread start per future. On the virtual clock the linger is exact, and
+    # no real time passes while the thread lingers.
     monkeypatch.setattr(_scheduler, "LINGER", 2.0)
     ran: queue.Queue[threading.Thread] = queue.Queue()
-    call_later(0.0, lambda: ran.put(threading.current_thread()))
-    first = ran.get(timeout=5)
+    with virtual_time() as clock:
+        call_later(0.0, lambda: ran.put(threading.current_thread()))
+        first = ran.get(timeout=5)
+        clock.advance(1.9)
 
-    call_later(0.0, lambda: ran.put(threading.current_thread()))
+        call_later(0.0, lambda: ran.put(threading.current_thread()))
 
-    assert ran.get(timeout=5) is first
-    first.join(timeout=10)
-    assert not first.is_alive()
+        assert ran.get(timeout=5) is first
+        clock.advance(1.9)
+        assert first.is_alive()
+        clock.advance(0.2)  # past the 2 s (0.1 would fall short by a rounding)
+        first.join(timeout=10)
+        assert not first.is_alive()
 
 
 def test_a_callback_that_may_block_runs_in_a_worker_and_holds_up_no_other() -> None:

@@ -21,6 +21,7 @@ import pytest
 from wrapper_doubles import TIMEOUT, BrokenSubmitExecutor
 
 from fluent_executors import Executors, PollDescriptor, f_return
+from fluent_executors.testing import virtual_time
 
 # -- delegates that refuse work -------------------------------------------------------
 
@@ -260,31 +261,29 @@ def test_retry_after_the_pool_was_shut_down_fails_the_future(
 def test_queued_work_for_a_pool_shut_down_meanwhile_fails_its_futures(
     wrap: Callable[[Executor], Executor], thread_errors: list[BaseException]
 ):
-    pool = Executors.thread_pool(max_workers=1, name="closing")
     gate = threading.Event()
     started = threading.Event()
-    executor = wrap(pool)
 
     def first() -> str:
         started.set()
         assert gate.wait(TIMEOUT)
         return "first"
 
-    running = executor.submit(first)
-    assert started.wait(TIMEOUT)
-    pool.shutdown(wait=False)  # the running callable goes on
-    queued: list[Future[Any]] = []
-    raised: list[BaseException] = []
-    for n in range(3):
-        try:
-            queued.append(executor.submit(echo, n))
-        except RuntimeError as error:  # the rate limit's window was over already
-            raised.append(error)
-    gate.set()
+    # On the virtual clock the rate limit's window stays open until advance(): the
+    # three submits are queued, whatever the speed of the machine.
+    with virtual_time() as clock:
+        pool = Executors.thread_pool(max_workers=1, name="closing")
+        executor = wrap(pool)
+        running = executor.submit(first)
+        assert started.wait(TIMEOUT)
+        pool.shutdown(wait=False)  # the running callable goes on
+        queued = [executor.submit(echo, n) for n in range(3)]
+        gate.set()
 
-    assert running.result(timeout=TIMEOUT) == "first"
-    assert wait(queued, timeout=TIMEOUT).not_done == set()
-    errors = raised + [future.exception(timeout=0) for future in queued]
-    assert all(isinstance(error, RuntimeError) for error in errors)
-    bounded(executor.shutdown)
+        assert running.result(timeout=TIMEOUT) == "first"
+        clock.advance(1.0)  # the rate limit's next windows: 0.2, 0.4, 0.6 s
+        assert wait(queued, timeout=TIMEOUT).not_done == set()
+        errors = [future.exception(timeout=0) for future in queued]
+        assert all(isinstance(error, RuntimeError) for error in errors)
+        bounded(executor.shutdown)
     assert thread_errors == []

@@ -22,6 +22,7 @@ from fluent_executors import (
     f_timeout,
 )
 from fluent_executors._scheduler import THREAD_NAME
+from fluent_executors.testing import virtual_time
 
 
 @pytest.fixture
@@ -80,13 +81,19 @@ def test_a_queued_future_not_done_in_time_is_cancelled(
     single: ThreadPoolExecutor, busy: threading.Event
 ) -> None:
     ran: list[str] = []
-    start = time.monotonic()
+    with virtual_time() as clock:
+        start = clock.monotonic()
+        future = TimeoutExecutor(single, 0.05).submit(ran.append, "ran")
+        cancelled_at: list[float] = []
+        future.add_done_callback(lambda _: cancelled_at.append(clock.monotonic()))
 
-    future = TimeoutExecutor(single, 0.05).submit(ran.append, "ran")
+        clock.advance(0.04)
+        assert not future.done()
+        clock.advance(0.02)
 
-    assert wait([future], timeout=5).done == {future}
-    assert time.monotonic() - start >= 0.05
-    assert future.cancelled()
+        assert future.cancelled()
+        assert cancelled_at == [pytest.approx(start + 0.05)]
+        assert cancelled_at[0] >= start + 0.05
     busy.set()
     single.shutdown(wait=True)
     assert ran == []
@@ -328,13 +335,15 @@ def test_a_slow_cancel_function_holds_up_no_other_timer() -> None:
 def test_a_timed_out_future_raises_timeout_cancelled_error_naming_it(caplog):
     caplog.set_level(logging.INFO, logger="fluent_executors.timeout")
     with (
+        virtual_time() as clock,
         Executors.thread_pool(max_workers=1)
         .with_poll(lambda descriptors: 0.01)
-        .with_timeout(0.05, name="publisher") as executor
+        .with_timeout(0.05, name="publisher") as executor,
     ):
         future = executor.submit(lambda: "task")
+        clock.advance(0.05)  # returns once the timeout has run, its log included
         with pytest.raises(TimeoutCancelledError) as raised:
-            future.result(timeout=TIMEOUT)
+            future.result(timeout=0)
 
     assert future.cancelled()
     assert isinstance(raised.value, CancelledError)
@@ -377,10 +386,12 @@ def test_the_futures_that_follow_a_timed_out_one_say_so_too():
 
 def test_f_timeout_raises_timeout_cancelled_error_and_logs_it(caplog):
     caplog.set_level(logging.INFO, logger="fluent_executors.futures")
-    timed = f_timeout(Future(), 0.01)
+    with virtual_time() as clock:
+        timed = f_timeout(Future(), 0.01)
+        clock.advance(0.01)  # returns once the timeout has run, its log included
 
     with pytest.raises(TimeoutCancelledError, match=r"0\.01 seconds \(f_timeout\)"):
-        timed.result(timeout=TIMEOUT)
+        timed.result(timeout=0)
     assert [r.levelno for r in caplog.records] == [logging.INFO]
 
 

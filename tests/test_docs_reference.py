@@ -1,0 +1,24 @@
+"""Every public name of ``fluent_executors`` has its entry in the API reference,
+docs/api/ (an ``auto*`` or ``py:*`` directive on one of its pages), so that a new
+public name cannot be left undocumented."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import fluent_executors
+
+API = Path(__file__).resolve().parent.parent / "docs" / "api"
+DIRECTIVE = re.compile(
+    r"^\.\. (?:auto|py:)?(?:class|function|data|exception)::\s+(\w+)", re.M
+)
+
+
+def test_every_public_name_is_documented_in_the_api_reference() -> None:
+    documented = {
+        name
+        for page in API.glob("*.rst")
+        for name in DIRECTIVE.findall(page.read_text())
+    }
+    assert sorted(set(fluent_executors.__all__) - documented) == []
