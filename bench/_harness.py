@@ -364,15 +364,22 @@ class Report:
 
     Args:
         script: the script's name (``"layers"``), the stem of its targets file.
-        out: the directory to write into (made if missing), or ``None``.
+        args: the script's options (of :func:`add_options`): ``out``, the
+            directory to write into (made if missing) or ``None``; how the script
+            measured (``repeat``, ``clock``, ``quick``), written to
+            ``<out>/meta-<script>.csv`` for ``bench/report.py``.
     """
 
-    def __init__(self, script: str, out: Path | None) -> None:
+    def __init__(self, script: str, args: argparse.Namespace) -> None:
         self.script = script
-        self.out = out
+        self.out: Path | None = args.out
         self.targets: list[Target] = []
-        if out is not None:
-            out.mkdir(parents=True, exist_ok=True)
+        if self.out is not None:
+            self.out.mkdir(parents=True, exist_ok=True)
+        self._write(
+            f"meta-{script}.csv",
+            [["repeat", "clock", "quick"], [args.repeat, args.clock, args.quick]],
+        )
 
     def table(
         self, name: str, header: Sequence[str], rows: Iterable[Sequence[object]]
@@ -419,7 +426,7 @@ class Report:
         )
         return all(target.verdict() != "FAIL" for target in targets)
 
-    def _write(self, filename: str, rows: list[list[str]]) -> None:
+    def _write(self, filename: str, rows: Sequence[Sequence[object]]) -> None:
         if self.out is None:
             return
         with open(self.out / filename, "w", newline="", encoding="utf-8") as file:

@@ -112,7 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = args.sizes
     per_future = measure(sizes, args.repeat, with_more, args.clock)
     print(_harness.summary(args.repeat, f"clock: {_harness.CLOCK_NAMES[args.clock]}"))
-    out = _harness.Report("combinators", args.out)
+    out = _harness.Report("combinators", args)
     best, ratio = _harness.best, _harness.ratio
     small, large = sizes[0], sizes[-1]
     rows = [

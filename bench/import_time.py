@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{_harness.platform_summary()}; best of {args.repeat} runs; "
         "python -X importtime, cumulative, bytecode cached"
     )
-    out = _harness.Report("import_time", args.out)
+    out = _harness.Report("import_time", args)
     base = best["concurrent.futures"]
     names = {
         "concurrent.futures": "``import concurrent.futures``",

@@ -235,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args, with_more = _harness.parse_options(parser, argv)
     per_future = measure(args.sizes, args.repeat, with_more, args.clock)
-    passed = report(_harness.Report("layers", args.out), per_future, args.sizes, args)
+    passed = report(_harness.Report("layers", args), per_future, args.sizes, args)
     return _harness.finish(passed, args)
 
 

@@ -232,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     freeze = measure_freeze(n_freeze, args.repeat, args.clock)
 
     print(_harness.summary(args.repeat, f"clock: {_harness.CLOCK_NAMES[args.clock]}"))
-    out = _harness.Report("memory", args.out)
+    out = _harness.Report("memory", args)
     names: dict[str, str] = {
         "bare": "bare ``ThreadPoolExecutor(8)``",
         "pool": "``thread_pool(8)``",

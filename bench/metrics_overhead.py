@@ -196,7 +196,7 @@ def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -
         "otel-sdk": "``opentelemetry-sdk``",
         "both": "Prometheus and the OpenTelemetry SDK",
     }
-    _harness.Report("metrics_overhead", args.out).table(
+    _harness.Report("metrics_overhead", args).table(
         "metrics_overhead",
         ["Metrics", "bare us", "chain us", "chain / no metric package"],
         [

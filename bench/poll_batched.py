@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rounds = [async_round() for _ in range(min(args.repeat, 3))]
 
     print(_harness.summary(args.repeat, f"clock: {_harness.CLOCK_NAMES[args.clock]}"))
-    out = _harness.Report("poll_batched", args.out)
+    out = _harness.Report("poll_batched", args)
     best, ratio = _harness.best, _harness.ratio
     out.table(
         "poll_batched",

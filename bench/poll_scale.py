@@ -304,7 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             elapsed / args.million,
             bytes_per_outstanding(args.million),
         )
-    passed = report(_harness.Report("poll_scale", args.out), per_future, args, million)
+    passed = report(_harness.Report("poll_scale", args), per_future, args, million)
     return _harness.finish(passed, args)
 
 

@@ -233,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
     print(_harness.summary(1, f"{n:,} tasks, one run each"))
-    out = _harness.Report("remote_tasks", args.out)
+    out = _harness.Report("remote_tasks", args)
     out.table(
         "remote_tasks",
         [

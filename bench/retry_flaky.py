@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tenacity": "tenacity in ``ThreadPoolExecutor(8)``",
         "stamina": "stamina in ``ThreadPoolExecutor(8)``",
     }
-    out = _harness.Report("retry_flaky", args.out)
+    out = _harness.Report("retry_flaky", args)
     out.table(
         "retry_flaky",
         ["Contender", "wall s", "CPU s", "threads", "attempts"],

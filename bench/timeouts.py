@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     start = 1.0 + 2 * with_timeout * n
     mass_ms = report("mass expiry", expire(spread_deadlines(n, start, args.spread)))
 
-    out = _harness.Report("timeouts", args.out)
+    out = _harness.Report("timeouts", args)
     out.table(
         "timeouts_cost",
         ["Measure", "us per future"],
