@@ -182,11 +182,13 @@ def time_tasks(
     what: str,
     offset: int = 0,
     clocks: Sequence[Clock] = (time.process_time,),
+    collect: bool = True,
 ) -> list[float]:
     """Submit ``task(i)`` for each ``i`` below ``n`` to ``executor`` and wait for all.
 
-    ``gc.collect()`` runs first; the executor is shut down after, and the results
-    are checked after that. Only the submits and the wait are timed.
+    ``gc.collect()`` runs first, if ``collect``; the executor is shut down after,
+    and the results are checked after that. Only the submits and the wait are
+    timed.
 
     Args:
         executor: a new executor, which this shuts down.
@@ -195,6 +197,7 @@ def time_tasks(
         offset: what the executor adds to each result (1 through a map of
             :func:`increment`).
         clocks: what to time with, each read in turn at the start and at the end.
+        collect: whether to run ``gc.collect()`` first.
 
     Returns:
         The seconds from just before the first submit until all are done, by each
@@ -203,7 +206,8 @@ def time_tasks(
     Raises:
         AssertionError: a future is not done, or its result is not ``i + offset``.
     """
-    gc.collect()
+    if collect:
+        gc.collect()
     try:
         starts = [clock() for clock in clocks]
         futures: list[Future[int]] = [executor.submit(task, i) for i in range(n)]
@@ -343,19 +347,27 @@ class Target(NamedTuple):
     bound: float
     unit: str = "x"
     """``x`` for a ratio, else the unit written after the figure (``ms``)."""
+    goal: bool = False
+    """A goal, reported but never failing: ``GOAL MISSED`` instead of ``FAIL``."""
 
     def format(self, value: float | None) -> str:
         """``value`` in this target's unit: ``1.23x``, ``4.56 ms``; ``-`` for none."""
         if value is None:
             return "-"
-        return f"{value:.2f}x" if self.unit == "x" else f"{value:.3g} {self.unit}"
+        if self.unit == "x":
+            return f"{value:.2f}x"
+        return (
+            f"{value:,.0f} {self.unit}" if value >= 1000 else f"{value:.3g} {self.unit}"
+        )
 
     def verdict(self) -> str:
-        """``PASS``, ``FAIL``, or ``SKIP`` if its value is unknown."""
+        """``PASS``, ``FAIL`` (``GOAL MISSED`` for a goal), or ``SKIP`` if its value
+        is unknown."""
         if self.value is None:
             return "SKIP"
-        met = _COMPARISONS[self.comparison](self.value, self.bound)
-        return "PASS" if met else "FAIL"
+        if _COMPARISONS[self.comparison](self.value, self.bound):
+            return "PASS"
+        return "GOAL MISSED" if self.goal else "FAIL"
 
 
 class Report:

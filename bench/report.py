@@ -179,10 +179,11 @@ def plot_bars(
 
     def plot(directory: Path, plt: Any) -> Any:
         _, rows = read(directory, name)
-        figure, _ = plt.subplots(
-            1, len(columns), figsize=(2.6 * len(columns) + 2.5, 0.5 * len(rows) + 1.6)
-        )
         labels = [plain(row[0]) for row in rows]
+        width = 2.6 * len(columns) + 0.075 * max(map(len, labels))  # inches
+        figure, _ = plt.subplots(
+            1, len(columns), figsize=(width, 0.5 * len(rows) + 1.6)
+        )
         for index, (ax, (column, title)) in enumerate(
             zip(figure.axes, columns, strict=True)
         ):
@@ -324,7 +325,8 @@ def write_run(directory: Path, targets: list[list[str]], command: str) -> None:
         "- **Metrics**: no metric package importable (``prometheus_client`` and "
         "``opentelemetry`` blocked), except in the metrics table.",
         f"- **Targets**: {verdicts.count('PASS')} met, {verdicts.count('FAIL')} "
-        f"missed, {verdicts.count('SKIP')} skipped.",
+        f"missed, {verdicts.count('SKIP')} skipped; "
+        f"{verdicts.count('GOAL MISSED')} goals missed.",
     ]
     if quick:
         lines.append(
@@ -341,11 +343,12 @@ def write_gc_freeze(directory: Path) -> None:
     _, (alone, outstanding, frozen) = read(directory, "gc_freeze")
     held, free = number(outstanding[1]) or 0.0, number(frozen[1]) or 0.0
     change = (held - free) / held if held else 0.0
-    verdict = (
-        f"it helped, the cost per future fell by {change:.0%}"
-        if change >= 0.05
-        else "it made no difference worth having (under 5%)"
-    )
+    if change >= 0.05:
+        verdict = f"it helped, the cost per future fell by {change:.0%}"
+    elif change <= -0.05:
+        verdict = f"it did not help, the cost per future rose by {-change:.0%}"
+    else:
+        verdict = "it made no difference worth having (under 5%)"
     text = (
         f"In this run, with {plain(outstanding[0])}, the chain cost "
         f"{outstanding[1]} microseconds per future ({alone[1]} with nothing else "
