@@ -174,28 +174,58 @@ def release_check(session: nox.Session) -> None:
 
 
 BENCHMARKS = [
+    "bench/layers.py",
     "bench/poll_scale.py",
     "bench/poll_batched.py",
-    "bench/chain.py",
     "bench/timeouts.py",
     "bench/combinators.py",
+    "bench/import_time.py",
+    "bench/memory.py",
+    "bench/retry_flaky.py",
+    "bench/remote_tasks.py",
     "bench/metrics_overhead.py",
+]
+BENCH_OUT = Path("docs/bench")  # the tables and plots docs/performance.rst shows
+BENCH_PACKAGES = [
+    # The metrics backends, whose cost bench/metrics_overhead.py measures; the
+    # other scripts block them, as for a user without them.
+    ".[prometheus,otel]",
+    "opentelemetry-sdk",
+    # What the library succeeds, compared with it (GPL: run, never copied).
+    "more-executors==2.11.4",
+    # The retry libraries that bench/retry_flaky.py runs in a thread pool.
+    "tenacity>=8.2",
+    "stamina>=24.2",
+    # The plots of bench/report.py.
+    "matplotlib>=3.8",
 ]
 
 
 @nox.session
 def bench(session: nox.Session) -> None:
     """Run every benchmark of bench/ (see docs/performance.rst), beside a bare thread
-    pool and more-executors 2.11.4, which is installed here only. Each script checks
-    its targets; the session fails if one is missed. ``nox -s bench --
-    bench/chain.py`` runs only the scripts named."""
-    session.install(".[prometheus,otel]", "opentelemetry-sdk", "more-executors==2.11.4")
+    pool, more-executors 2.11.4, tenacity and stamina, which are installed here only;
+    write their tables, targets and plots into docs/bench/ (bench/report.py). Each
+    script checks its targets; the session fails if one is missed.
+
+    ``nox -s bench -- bench/layers.py`` runs only the scripts named (docs/bench/
+    keeps the others' files); ``nox -s bench -- --quick`` runs every script with
+    small sizes, in seconds, and writes into .nox/bench/tmp/bench instead."""
+    session.install(*BENCH_PACKAGES)
+    scripts = [arg for arg in session.posargs if arg.endswith(".py")]
+    options = [arg for arg in session.posargs if not arg.endswith(".py")]
+    out = BENCH_OUT
+    if "--quick" in options:
+        out = Path(session.create_tmp()) / "bench"
+    if not scripts:  # a full run: no file of an earlier run survives
+        shutil.rmtree(out, ignore_errors=True)
     missed = []
-    for script in session.posargs or BENCHMARKS:
+    for script in scripts or BENCHMARKS:
         try:
-            session.run("python", script)
+            session.run("python", script, "--out", str(out), *options)
         except nox.command.CommandFailed:
             missed.append(script)
+    session.run("python", "bench/report.py", str(out))
     if missed:
         session.error(f"targets missed by {', '.join(missed)}")
 

@@ -1,10 +1,10 @@
 """The cost of metrics per future: a chain with the metric extras absent, installed
 but turned off, and recording into each backend, side by side.
 
-Run it with ``python bench/metrics_overhead.py`` (``--help`` for the options); with
-the default sizes it takes about two minutes. The modes that need a package which is
-not installed (``prometheus-client``, ``opentelemetry-api``, ``opentelemetry-sdk``)
-are reported as such and skipped.
+Run it with ``nox -s bench``, or directly with ``python bench/metrics_overhead.py``
+(``--help`` for the options); with the default sizes it takes about a minute. The
+modes that need a package which is not installed (``prometheus-client``,
+``opentelemetry-api``, ``opentelemetry-sdk``) are reported as such and skipped.
 
 The backends are chosen once, when ``fluent_executors`` is imported, so every mode
 runs in an interpreter of its own (this script, with ``--child MODE``):
@@ -33,9 +33,9 @@ so four futures recorded per callable; the chain of ``bench/chain.py``), alterna
 ``--inner`` times each. From the first submit to all done, two times are taken,
 divided by N: the wall time (:func:`time.perf_counter`), and the CPU time of the
 whole process, all its threads (:func:`time.process_time`), which a busy machine
-disturbs much less. The parent runs every mode once per round, rotating their order
-from round to round, and reports the medians over ``--rounds`` rounds, and each
-ratio as the median of the ratios within a round.
+disturbs much less (``--clock`` picks the one reported). The parent runs every mode
+once per round (``--repeat``), rotating their order from round to round, and
+reports the best of the rounds; each ratio is between best runs.
 """
 
 from __future__ import annotations
@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -112,8 +111,8 @@ def child(mode: str, n: int, inner: int) -> dict[str, Any]:
         runs["chain"].append(run(make_chain, 1))
     result: dict[str, Any] = {"backends": list(_metrics.BACKENDS)}
     for contender, times in runs.items():
-        result[contender] = statistics.median(wall for wall, _ in times)
-        result[f"{contender}_cpu"] = statistics.median(cpu for _, cpu in times)
+        result[contender] = min(wall for wall, _ in times)
+        result[f"{contender}_cpu"] = min(cpu for _, cpu in times)
     return result
 
 
@@ -175,48 +174,43 @@ def measure(
     return results
 
 
-def _paired_ratio(
-    runs: list[dict[str, Any]], baseline: list[dict[str, Any]], key: str
-) -> float:
-    """The median over rounds of ``run[key] / baseline[key]``, both of one round."""
-    return statistics.median(
-        float(run[key]) / float(base[key])
-        for run, base in zip(runs, baseline, strict=True)
-    )
-
-
-def _median_us(runs: list[dict[str, Any]], key: str) -> float:
-    return statistics.median(float(run[key]) for run in runs) * 1e6
-
-
-def report(
-    results: dict[str, list[dict[str, Any]]], n: int, rounds: int, inner: int
-) -> None:
+def report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> None:
+    """Print and write the table of the modes."""
     print(
-        f"{_harness.platform_summary()}; N={n:,}; median of {rounds} "
-        f"rounds, each the median of {inner} runs"
+        f"{_harness.platform_summary()}; N={args.n:,}; best of {args.repeat} "
+        f"rounds, each the best of {args.inner} runs; "
+        f"clock: {_harness.CLOCK_NAMES[args.clock]}"
     )
-    print(f"chain: {_harness.CHAIN}; microseconds per future, wall and CPU")
-    print()
-    header = (
-        f"{'mode':<10}  {'backends':<15}  {'bare':>6}  {'chain':>6}  {'vs absent':>9}"
-        f"  {'bare cpu':>8}  {'chain cpu':>9}  {'vs absent':>9}"
+    print(f"chain: {_harness.CHAIN}")
+    suffix = "_cpu" if args.clock == "cpu" else ""
+
+    def best(mode: str, contender: str) -> float | None:
+        runs = results.get(mode)
+        return min(float(r[contender + suffix]) for r in runs) if runs else None
+
+    names = {
+        "absent": "no metric package installed",
+        "off": "installed, ``FLUENT_EXECUTORS_METRICS=0``",
+        "prometheus": "``prometheus-client``",
+        "otel-api": "``opentelemetry-api`` without an SDK",
+        "otel-sdk": "``opentelemetry-sdk``",
+        "both": "Prometheus and the OpenTelemetry SDK",
+    }
+    _harness.Report("metrics_overhead", args).table(
+        "metrics_overhead",
+        ["Metrics", "bare us", "chain us", "chain / no metric package"],
+        [
+            [
+                names[mode],
+                _harness.format_us(best(mode, "bare")),
+                _harness.format_us(best(mode, "chain")),
+                _harness.format_ratio(
+                    _harness.divide(best(mode, "chain"), best("absent", "chain"))
+                ),
+            ]
+            for mode in results
+        ],
     )
-    print(header)
-    print("-" * len(header))
-    baseline = results.get("absent")
-    for mode, runs in results.items():
-        ratios = [
-            "-" if baseline is None else f"{_paired_ratio(runs, baseline, key):.2f}x"
-            for key in ("chain", "chain_cpu")
-        ]
-        backends = ",".join(runs[0]["backends"]) or "none"
-        print(
-            f"{mode:<10}  {backends:<15}  {_median_us(runs, 'bare'):6.1f}  "
-            f"{_median_us(runs, 'chain'):6.1f}  {ratios[0]:>9}  "
-            f"{_median_us(runs, 'bare_cpu'):8.1f}  {_median_us(runs, 'chain_cpu'):9.1f}"
-            f"  {ratios[1]:>9}"
-        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -224,10 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Cost per future of the chain thread_pool(8).with_map(f)"
         ".with_retry().with_timeout(60) without metrics and with each backend.",
     )
-    parser.add_argument("--n", type=int, default=20_000, help="callables per run")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds (default: 3)")
+    _harness.add_options(parser)
     parser.add_argument(
-        "--inner", type=int, default=3, help="runs per mode and round (default: 3)"
+        "--n", type=int, default=None, help="callables per run (default: 20,000)"
+    )
+    parser.add_argument(
+        "--inner", type=int, default=1, help="runs per mode and round (default: 1)"
     )
     parser.add_argument(
         "--modes",
@@ -235,12 +231,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"comma-separated modes (default: {','.join(MODES)})",
     )
     parser.add_argument("--child", choices=list(MODES), help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    args, _ = _harness.parse_options(parser, argv)
+    args.n = args.n or (2_000 if args.quick else 20_000)
     if args.child:
         print(json.dumps(child(args.child, args.n, args.inner)))
         return 0
-    if min(args.n, args.rounds, args.inner) < 1:
-        parser.error("--n, --rounds and --inner must be >= 1")
+    if min(args.n, args.inner) < 1:
+        parser.error("--n and --inner must be >= 1")
     modes = [mode for mode in args.modes.split(",") if mode]
     unknown = [mode for mode in modes if mode not in MODES]
     if unknown:
@@ -248,9 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for mode in [mode for mode in modes if not _available(mode)]:
         print(f"{mode}: {', '.join(REQUIRES[mode])} not installed, skipped")
         modes.remove(mode)
-    report(
-        measure(modes, args.n, args.rounds, args.inner), args.n, args.rounds, args.inner
-    )
+    report(measure(modes, args.n, args.repeat, args.inner), args)
     return 0
 
 

@@ -1,7 +1,9 @@
-"""How the cost per future of a poll executor grows with the futures outstanding.
+"""How the cost per future of a poll executor grows with the futures outstanding, up
+to one million on one executor.
 
 Run it with ``nox -s bench`` (which also installs more-executors 2.11.4), or directly
-with ``python bench/poll_scale.py --help``.
+with ``python bench/poll_scale.py --help``. It takes about three minutes (``--quick``:
+twenty seconds).
 
 The scenario is the one that matters to users of a poll executor: many remote tasks
 outstanding at once. Each of N trivial callables (``_harness.task(i)`` returns
@@ -18,8 +20,8 @@ Contenders, run side by side in one process:
 ``more``
     ``more_executors.Executors.thread_pool(max_workers=8).with_poll(poll_fn)`` with
     the same poll function, if more-executors is installed. Its bookkeeping is
-    quadratic (about 13 s at N = 8,000 and over 120 s at 16,000), so it is run only
-    for N <= 8,000.
+    quadratic (about 13 s at N = 8,000), so it is run only for N <= 8,000, and in
+    the first round only.
 
 The poll function (:class:`ScenarioPoll`, a fresh one per run):
 
@@ -27,57 +29,43 @@ The poll function (:class:`ScenarioPoll`, a fresh one per run):
   not yet run), it resolves nothing and asks to be called again after
   ``max(1 ms, 1 us x descriptors given)``. Returning 0 here would be a busy loop
   that copies up to N descriptors per poll and takes the GIL from the submitting
-  thread and the pool's workers (measured: 100,000 polls and 29x the bare pool at
-  8,000); returning ``inf`` would make every arrival wake the poll thread. A delay
-  proportional to the size of the poll keeps the poll thread's share of the time
-  during submission to about 1% (a poll copies a descriptor in about 5 ns),
-  and adds at most 1 us per future (one such delay after the last arrival) to the
-  timed figure.
+  thread and the pool's workers; returning ``inf`` would make every arrival wake
+  the poll thread. A delay proportional to the size of the poll keeps the poll
+  thread's share of the time during submission to about 1%.
 - Once it has been given all N at once, it resolves ``max(1, len // 100)`` of the
   descriptors it is given (1%, the oldest first) with ``yield_result`` on every poll
   and returns 0 ("poll again at once"), until none is left.
 - Given an empty list (more-executors polls even with nothing outstanding) it returns
   the waiting delay above.
 
-What is timed, with :func:`time.perf_counter`: from just before the first ``submit``
-to the return of ``concurrent.futures.wait`` on all N futures (all done). With
-``--clock cpu`` it is instead the CPU time of the process over the same span, all
-threads together (:func:`time.process_time`): on a machine shared with other work
-it is far less noisy, since time spent descheduled does not count. The
-executor is built before and shut down after the timed part; ``gc.collect()`` runs
-before each run (the garbage collector stays on: its work during the run is part of
-the cost); the results are checked after it. The figure reported is that time
-divided by N, in microseconds per future, the median over ``--repeat`` rounds.
+What is timed (``_harness.time_tasks``): from just before the first ``submit`` to the
+return of ``concurrent.futures.wait`` on all N futures, with the CPU time of the
+process (``--clock``); the garbage collector stays on (its work is part of the
+cost). The figure is that time divided by N, in microseconds per future, the best
+of ``--repeat`` interleaved rounds; ratios are between best runs. Metrics are off
+(no metric package importable, ``_harness.measure_without_metrics``).
 
-One untimed run of each contender at 1,000 comes first, so that none pays for the
-first run in the process. Then each round runs every N with the bare pool and ours
-one after the other (which goes first alternates from round to round), from the
-smallest N to the largest, then more-executors at each N (last, so that its 13 s at
-8,000 do not come between ours at 1,000 and ours at 100,000). Noise from other
-processes thus hits the runs that are compared alike: each ratio is the median over
-the rounds of the ratio of two runs of the same round.
-
-The library's metrics are off (``FLUENT_EXECUTORS_METRICS=0``) unless that variable
-is set: with ``prometheus-client`` or ``opentelemetry-api`` installed, as in ``nox -s
-bench``, the library would record them, and this benchmark measures the library's
-own cost; what metrics add is what ``bench/metrics_overhead.py`` measures.
-``FLUENT_EXECUTORS_METRICS=1 python bench/poll_scale.py`` measures with them on.
-The first line of the report says which.
+Then the million (``--million``, 0 to skip): ours once with 1,000,000 outstanding
+futures, timed the same way; and once more with :mod:`tracemalloc` tracing from the
+first submit until the poll function is first given all of them, when the memory
+traced (less what was traced before the first submit) is divided by N: the bytes per
+outstanding future, the list of futures the benchmark holds included.
 
 Targets (checked unless ``--no-check``; the exit status is 1 if one fails):
 
-1. ours at 100,000 within 1.5x of ours at 1,000 (flat cost per future);
-2. ours within 3x of the bare pool at 8,000;
-3. more-executors at least 20x slower than ours at 8,000.
-
-A target whose sizes were not run (or more-executors skipped) is reported SKIP.
+1. ours at most 1.5x the bare pool at 8,000;
+2. ours/bare at 64,000 at most 1.3x ours/bare at 4,000 (flat cost per future);
+3. more-executors at least 20x slower than ours at 8,000;
+4. the million completes, its cost per future at most 1.3x ours at 64,000;
+5. a goal, reported but never failing: at most 1 KB per outstanding future.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
-import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any
@@ -103,16 +91,18 @@ class ScenarioPoll:
     ``descriptor.result`` and ``descriptor.yield_result(value)``.
     """
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, on_all_given: Callable[[], object] = int) -> None:
         self.n = n
         self.releasing = False  # latched once all n were given at once
         self.polls = 0
+        self.on_all_given = on_all_given  # called once, when all n are given
 
     def __call__(self, descriptors: list[Any]) -> float:
         self.polls += 1
         given = len(descriptors)
         if not self.releasing and given >= self.n:
             self.releasing = True
+            self.on_all_given()
         if not self.releasing or not given:
             return max(WAIT_MIN, given * WAIT_PER_DESCRIPTOR)
         for descriptor in descriptors[: max(1, given // 100)]:
@@ -144,17 +134,11 @@ FACTORIES: dict[str, Callable[[ScenarioPoll], Executor]] = {
 }
 
 
-CLOCKS: dict[str, Clock] = {
-    "wall": time.perf_counter,
-    "cpu": time.process_time,
-}
-
-
 def run_once(
-    contender: str, n: int, clock: Clock = time.perf_counter
+    contender: str, n: int, clock: Clock, on_all_given: Callable[[], object] = int
 ) -> tuple[float, int]:
     """Run the scenario once; return (seconds from first submit to all done, polls)."""
-    poll = ScenarioPoll(n)
+    poll = ScenarioPoll(n, on_all_given)
     (elapsed,) = _harness.time_tasks(
         FACTORIES[contender](poll), n, what=f"{contender} at N={n}", clocks=[clock]
     )
@@ -165,24 +149,23 @@ def _schedule(
     round_: int, sizes: Sequence[int], with_more: bool
 ) -> list[tuple[str, int]]:
     """The runs of one round: each N with bare and ours (their order alternating
-    from round to round), then more-executors at each N up to its limit, so that its
-    long runs do not come between ours at the smallest N and ours at the largest."""
-    pair = ["bare", "ours"] if round_ % 2 == 0 else ["ours", "bare"]
+    from round to round), then, in the first round, more-executors at each N up to
+    its limit, so that its long runs do not come between ours at the smallest N and
+    ours at the largest."""
+    pair = _harness.rotated(["bare", "ours"], round_)
     runs = [(contender, n) for n in sizes for contender in pair]
-    if with_more:
+    if with_more and round_ == 0:
         runs += [("more", n) for n in sizes if n <= MORE_EXECUTORS_MAX_N]
     return runs
 
 
 def measure(
-    sizes: Sequence[int],
-    repeat: int,
-    with_more: bool,
-    clock: Clock = time.perf_counter,
+    sizes: Sequence[int], repeat: int, with_more: bool, clock: Clock
 ) -> Measurements:
-    """Run every (contender, N) ``repeat`` times, interleaved; return seconds/future."""
+    """Run every (contender, N) in ``repeat`` interleaved rounds; return seconds per
+    future."""
     for contender, _ in _schedule(0, [min(sizes[0], WARM_UP_N)], with_more):
-        run_once(contender, min(sizes[0], WARM_UP_N))  # not timed: first-run costs
+        run_once(contender, min(sizes[0], WARM_UP_N), clock)  # first-run costs
 
     def run(contender: str, n: int) -> tuple[float, str]:
         elapsed, polls = run_once(contender, n, clock)
@@ -193,66 +176,145 @@ def measure(
     )
 
 
+def bytes_per_outstanding(n: int) -> float:
+    """Bytes traced per future with ``n`` outstanding, polled by ours (see above)."""
+    traced: list[int] = []
+
+    def snapshot() -> None:
+        traced.append(tracemalloc.get_traced_memory()[0])
+        tracemalloc.stop()  # the rest of the run at full speed
+
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    run_once("ours", n, _harness.CLOCKS["cpu"], snapshot)
+    if tracemalloc.is_tracing():
+        tracemalloc.stop()
+    return (traced[0] - before) / n
+
+
 def report(
+    out: _harness.Report,
     per_future: Measurements,
-    sizes: Sequence[int],
-    repeat: int,
-    clock_name: str = "wall",
+    args: argparse.Namespace,
+    million: tuple[int, float, float] | None,
 ) -> bool:
-    """Print the table and the targets; return ``False`` if a target failed."""
-    print(_harness.summary(repeat, f"{clock_name} clock"))
-    _harness.print_table(per_future, sizes)
-    ratio = _harness.paired_ratio
-    floor_growth = ratio(per_future, ("bare", 100_000), ("bare", 1_000))
-    if floor_growth is not None:
-        print(
-            f"INFO  bare at 100,000 / bare at 1,000: "
-            f"{_harness.format_ratio(floor_growth)} "
-            "(the floor's own growth, for reference)"
-        )
-    return _harness.check_targets(
+    """Print and write the table and the targets; return ``False`` if one failed."""
+    sizes: list[int] = args.sizes
+    print(_harness.summary(args.repeat, f"clock: {_harness.CLOCK_NAMES[args.clock]}"))
+    best, ratio, divide = _harness.best, _harness.ratio, _harness.divide
+    rows = [
         [
-            Target(
-                "ours at 100,000 / ours at 1,000",
-                ratio(per_future, ("ours", 100_000), ("ours", 1_000)),
-                "<=",
-                1.5,
-            ),
-            Target(
-                "ours / bare at 8,000",
-                ratio(per_future, ("ours", 8_000), ("bare", 8_000)),
-                "<=",
-                3.0,
-            ),
-            Target(
-                "more-executors / ours at 8,000",
-                ratio(per_future, ("more", 8_000), ("ours", 8_000)),
-                ">=",
-                20.0,
-            ),
+            f"{n:,}",
+            _harness.format_us(best(per_future, ("bare", n))),
+            _harness.format_us(best(per_future, ("ours", n))),
+            _harness.format_ratio(ratio(per_future, ("ours", n), ("bare", n))),
+            _harness.format_us(best(per_future, ("more", n))),
+            _harness.format_ratio(ratio(per_future, ("more", n), ("ours", n))),
         ]
+        for n in sizes
+    ]
+    if million is not None:
+        n, seconds, _ = million
+        rows.append([f"{n:,}", "-", _harness.format_us(seconds), "-", "-", "-"])
+    out.table(
+        "poll_scale",
+        ["N", "bare us", "ours us", "ours / bare", "more-executors us", "more / ours"],
+        rows,
     )
+    small, large = (4_000 if 4_000 in sizes else sizes[0]), sizes[-1]
+    targets = [
+        Target(
+            "ours / bare at 8,000",
+            ratio(per_future, ("ours", 8_000), ("bare", 8_000)),
+            "<=",
+            1.5,
+        ),
+        Target(
+            f"(ours / bare at {large:,}) / (ours / bare at {small:,})",
+            divide(
+                ratio(per_future, ("ours", large), ("bare", large)),
+                ratio(per_future, ("ours", small), ("bare", small)),
+            ),
+            "<=",
+            1.3,
+        ),
+        Target(
+            "more-executors / ours at 8,000",
+            ratio(per_future, ("more", 8_000), ("ours", 8_000)),
+            ">=",
+            20.0,
+        ),
+    ]
+    if million is not None:
+        n, seconds, memory = million
+        targets.append(
+            Target(
+                f"ours at {n:,} / ours at {large:,}",
+                divide(seconds, best(per_future, ("ours", large))),
+                "<=",
+                1.3,
+            )
+        )
+        out.table(
+            "poll_million",
+            [
+                "Outstanding futures",
+                "CPU us per future",
+                "bytes per future (tracemalloc)",
+            ],
+            [[f"{n:,}", _harness.format_us(seconds), f"{memory:,.0f}"]],
+        )
+        targets.append(
+            Target(
+                f"bytes per outstanding future at {n:,} (tracemalloc)",
+                memory,
+                "<=",
+                1024,
+                "bytes",
+                goal=True,
+            )
+        )
+    return out.check(targets)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Cost per future of a poll executor with N remote tasks "
-        "outstanding: bare ThreadPoolExecutor(8), fluent-executors, more-executors.",
+        "outstanding: bare ThreadPoolExecutor(8), fluent-executors, more-executors; "
+        "then one million outstanding.",
     )
-    _harness.add_options(parser, default_sizes=[1_000, 8_000, 100_000])
+    _harness.add_options(
+        parser,
+        default_sizes=[1_000, 4_000, 8_000, 64_000],
+        quick_sizes=[1_000, 4_000, 8_000],
+    )
     parser.add_argument(
-        "--clock",
-        choices=sorted(CLOCKS),
-        default="wall",
-        help="wall: elapsed time (time.perf_counter); cpu: CPU time of the process, "
-        "all threads (time.process_time), less noisy on a busy machine "
-        "(default: wall)",
+        "--million",
+        type=int,
+        default=None,
+        help="outstanding futures of the last run, 0 to skip "
+        "(default: 1,000,000; with --quick 100,000)",
     )
     args, with_more = _harness.parse_options(parser, argv)
-
-    per_future = measure(args.sizes, args.repeat, with_more, CLOCKS[args.clock])
-    passed = report(per_future, args.sizes, args.repeat, args.clock)
-    return 0 if passed or args.no_check else 1
+    if args.million is None:
+        args.million = 100_000 if args.quick else 1_000_000
+    clock = _harness.CLOCKS[args.clock]
+    per_future = measure(args.sizes, args.repeat, with_more, clock)
+    million = None
+    if args.million:
+        elapsed, polls = run_once("ours", args.million, clock)
+        print(
+            f"  million  N={args.million:,}  {elapsed:.3f} s  {polls} polls",
+            file=sys.stderr,
+        )
+        million = (
+            args.million,
+            elapsed / args.million,
+            bytes_per_outstanding(args.million),
+        )
+    passed = report(_harness.Report("poll_scale", args), per_future, args, million)
+    return _harness.finish(passed, args)
 
 
 if __name__ == "__main__":
