@@ -14,6 +14,7 @@ from concurrent.futures._base import (
     CANCELLED_AND_NOTIFIED,
     FINISHED,
     PENDING,
+    RUNNING,
     _Waiter,
 )
 from types import TracebackType
@@ -106,9 +107,12 @@ class ProxyFuture(Future[T]):
     - it can be awaited in a coroutine (``await future``) without blocking the
       event loop.
 
-    A proxy future is never in the standard ``RUNNING`` state, so that ``cancel()``
-    stays possible for as long as the hook allows it; :meth:`running` reports
-    whether the work behind it is under way instead.
+    A proxy future that follows an upstream one is never in the standard
+    ``RUNNING`` state, so that ``cancel()`` stays possible for as long as the hook
+    allows it; :meth:`running` reports whether the work behind it is under way
+    instead. One that an executor's work item runs (the library's thread pool)
+    enters it through :meth:`set_running_or_notify_cancel`, as a standard future
+    does, and can then no longer be cancelled.
 
     Type parameters:
         T: the type of the result.
@@ -344,7 +348,10 @@ class ProxyFuture(Future[T]):
         waiters (``event`` names their method), run the hooks and callbacks;
         ``False`` if the future was already done."""
         with self._lock:
-            if self._state in _DONE:
+            current = self._state
+            # From PENDING to any done state; from RUNNING (a work item runs the
+            # callable) only to FINISHED: a running callable cannot be cancelled.
+            if current != PENDING and (current != RUNNING or state != FINISHED):
                 return False
             self._result = result
             self._exception = exception
@@ -427,7 +434,7 @@ class ProxyFuture(Future[T]):
         with self._lock:
             if self._state in _DONE:
                 return self._state in _CANCELLED
-            if self._cancelling:
+            if self._cancelling or self._state == RUNNING:
                 return False
             self._cancelling = True
         try:
@@ -481,7 +488,29 @@ class ProxyFuture(Future[T]):
 
     def running(self) -> bool:
         """Return ``True`` if the work behind the future is under way."""
-        return not self.done() and self._is_running()
+        state = self._state
+        return state == RUNNING or (state not in _DONE and self._is_running())
+
+    def set_running_or_notify_cancel(self) -> bool:
+        """Mark the future as running, unless it is cancelled; for the executor
+        that runs its callable, just before it calls it (as for a standard future).
+
+        Returns:
+            ``True`` if the callable must run (the future can no longer be
+            cancelled), ``False`` if the future is cancelled (and its waiters have
+            been told already).
+
+        Raises:
+            RuntimeError: the future is running or finished already.
+        """
+        with self._lock:
+            state = self._state
+            if state == PENDING:
+                self._state = RUNNING
+                return True
+        if state in _CANCELLED:
+            return False
+        raise RuntimeError(f"Future in unexpected state: {state}")
 
     def _is_running(self) -> bool:
         """Whether the work is under way, asked only while the future is not done."""
