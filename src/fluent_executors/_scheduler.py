@@ -31,6 +31,13 @@ Contract for callers:
 - A child process made by :func:`os.fork` starts with no pending callback; the
   parent's stay the parent's.
 
+A :class:`DeadlineQueue` holds the deadlines of one executor whose items all expire
+a fixed delay after they are added (a timeout executor's futures): since they come
+due in the order added, it keeps them in a FIFO behind one scheduler entry, that of
+its earliest deadline, rather than one heap entry each. Adding an item and telling
+the queue that one is done both cost O(1) (amortised: done items are dropped
+lazily, and the FIFO compacted once they are half of it).
+
 """
 
 from __future__ import annotations
@@ -41,8 +48,10 @@ import logging
 import math
 import os
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from . import _clock
 from ._callbacks import mark_library_thread
@@ -50,6 +59,7 @@ from ._callbacks import mark_library_thread
 __all__ = [
     "THREAD_NAME",
     "WORKER_THREAD_NAME",
+    "DeadlineQueue",
     "TimerHandle",
     "call_at",
     "call_later",
@@ -305,11 +315,113 @@ class _Workers:
         self._reset()
 
 
+class Expiring(Protocol):
+    """What a :class:`DeadlineQueue` holds (a timeout executor's future)."""
+
+    def done(self) -> bool:
+        """Whether the item is done, and so must not expire."""
+        ...
+
+    def _expire(self) -> None:
+        """Called in a scheduler worker thread once the deadline has passed, unless
+        the item was done then; it may block (cancel a future)."""
+        ...
+
+
+class DeadlineQueue:
+    """The deadlines of items that each expire ``delay`` seconds after they are
+    added, behind one scheduler entry (that of the earliest) rather than one each.
+
+    Since every item has the same delay, deadlines come due in the order the items
+    were added: a FIFO, without a heap. Due items not done have their ``_expire()``
+    run in the scheduler's worker threads (as ``may_block`` callbacks), so a slow
+    one holds up no other deadline. Each item's owner calls :meth:`discard` once
+    the item is done. Thread-safe.
+    """
+
+    __slots__ = ("__weakref__", "_delay", "_done", "_entries", "_lock", "_timer")
+
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+        self._lock = threading.Lock()
+        self._entries: deque[tuple[float, Expiring]] = deque()
+        self._done = 0  # discard() calls since the last compaction
+        # The scheduler entry of the earliest deadline; None or taken to run (its
+        # _fn is None) if none is pending.
+        self._timer: TimerHandle | None = None
+        _queues.add(self)
+
+    def add(self, item: Expiring) -> None:
+        """Have ``item._expire()`` called ``delay`` seconds from now, unless
+        ``item.done()`` by then. An item done already is not added."""
+        with self._lock:
+            if item.done():  # its owner's discard() has counted it
+                return
+            when = _clock.monotonic() + self._delay  # under the lock: in order
+            self._entries.append((when, item))
+            timer = self._timer
+            if timer is None or timer._fn is None:
+                self._timer = _scheduler.call_at(when, self._fire, False)
+
+    def discard(self) -> None:
+        """One item is done: once done items are half of the queue, drop them (and
+        the scheduler entry, if none is left)."""
+        with self._lock:
+            self._done += 1
+            entries = self._entries
+            if 2 * self._done < len(entries):
+                return
+            self._done = 0
+            live = [entry for entry in entries if not entry[1].done()]
+            entries.clear()
+            entries.extend(live)
+            if not entries and self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _fire(self) -> None:
+        """At the earliest deadline, in the scheduler thread: hand the due items
+        not done to the workers; wait for the next deadline."""
+        now = _clock.monotonic()
+        expired: list[Callable[[], object]] = []
+        with self._lock:
+            entries = self._entries
+            while entries and (entries[0][0] <= now or entries[0][1].done()):
+                item = entries.popleft()[1]
+                if not item.done():
+                    expired.append(item._expire)
+            timer = self._timer
+            if timer is None or timer._fn is None:  # this call's (none is pending)
+                self._timer = (
+                    _scheduler.call_at(entries[0][0], self._fire, False)
+                    if entries
+                    else None
+                )
+        if expired:
+            _workers.run(expired)
+
+    def _after_fork_in_child(self) -> None:
+        # The items and the scheduler entry are the parent's.
+        self._lock = threading.Lock()
+        self._entries.clear()
+        self._done = 0
+        self._timer = None
+
+
 _scheduler = _Scheduler()
 _workers = _Workers()
+_queues: weakref.WeakSet[DeadlineQueue] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    _scheduler._after_fork_in_child()
+    _workers._after_fork_in_child()
+    for queue in list(_queues):
+        queue._after_fork_in_child()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_scheduler._after_fork_in_child)
-    os.register_at_fork(after_in_child=_workers._after_fork_in_child)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def call_at(
