@@ -86,7 +86,7 @@ class _Tracker(Protocol):
 
 
 # A done callback of a ProxyFuture: a function of the future, or a ProxyFuture
-# that follows it (its _upstream_done is called, without a bound method per future).
+# that follows it (its _on_upstream_done is called, with no callback object made).
 _Callback = Union[Callable[[Future[Any]], object], "ProxyFuture[Any]"]
 
 
@@ -137,12 +137,22 @@ class ProxyFuture(Future[T]):
     # future nothing until set.
     _cancel_reason: CancelledError | None = None
 
+    # Whether the class overrides _on_resolved (set for each subclass): if not,
+    # resolving does not call the hook.
+    _has_on_resolved = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_on_resolved = cls._on_resolved is not ProxyFuture._on_resolved
+
     def __init__(self) -> None:  # Future.__init__ is what this avoids (see above)
+        # Every field set here, even those that may never change: an attribute
+        # that an instance sets later is slower to set and to read.
         self._lock = threading.Lock()
         self._state = PENDING
         self._result: T | None = None
         self._exception: BaseException | None = None
-        self._done_callbacks: list[_Callback] = []
+        self._done_callbacks: list[_Callback] | None = None  # made by the first
         self._upstream: Future[Any] | None = None
         self._cancelling = False
 
@@ -258,7 +268,11 @@ class ProxyFuture(Future[T]):
         with self._lock:
             if self._state in _DONE:
                 return False
-            self._done_callbacks.append(entry)
+            callbacks = self._done_callbacks
+            if callbacks is None:
+                self._done_callbacks = [entry]
+            else:
+                callbacks.append(entry)
             return True
 
     def set_result(self, result: T) -> None:
@@ -306,6 +320,11 @@ class ProxyFuture(Future[T]):
 
     def _try_copy(self, source: Future[Any]) -> bool:
         """Resolve like the done future ``source``, unless already resolved."""
+        if isinstance(source, ProxyFuture) and source._state == FINISHED:
+            exception = source._exception  # (the common case, in one call)
+            if exception is None:
+                return self._try_resolve(FINISHED, source._result, None, "add_result")
+            return self._try_resolve(FINISHED, None, exception, "add_exception")
         cancelled, exception, result = outcome(source)
         if cancelled:
             reason = getattr(source, "_cancel_reason", None)
@@ -356,7 +375,8 @@ class ProxyFuture(Future[T]):
             self._result = result
             self._exception = exception
             self._state = state
-            self._wake(event)
+            if self._made_condition is not None:  # else nobody waits: see _wake
+                self._wake(event)
         self._resolved()
         return True
 
@@ -381,20 +401,26 @@ class ProxyFuture(Future[T]):
         """Once resolved: forget the upstream, run :meth:`_on_resolved`, then the
         done callbacks (each callback once, in the order added)."""
         self._upstream = None
-        try:
-            self._on_resolved()
-            tracker = self._tracker
-            if tracker is not None:
-                tracker.future_done(self._tracked_since, self)
-        except Exception:  # a bug of ours; the callbacks must run all the same
-            logger.exception("internal error resolving %r", self)
+        if self._has_on_resolved or self._tracker is not None:
+            try:
+                if self._has_on_resolved:
+                    self._on_resolved()
+                tracker = self._tracker
+                if tracker is not None:
+                    tracker.future_done(self._tracked_since, self)
+            except Exception:  # a bug of ours; the callbacks must run all the same
+                logger.exception("internal error resolving %r", self)
         # Once done the list changes no more: add_done_callback() calls at once.
         callbacks = self._done_callbacks
+        if callbacks is None:
+            return
+        self._done_callbacks = None  # they may hold much; the done future needs none
         escaped = None  # a KeyboardInterrupt or SystemExit, raised once all have run
         for callback in callbacks:
             try:
                 if isinstance(callback, ProxyFuture):  # a follower (see _follow)
-                    callback._upstream_done(self)  # raises only what contain() gave
+                    run_flat(callback._on_upstream_done, self)  # raises only what
+                    # contain() gave
                 else:
                     callback(self)
             except BaseException as error:  # as Future does: log, go on
@@ -403,7 +429,6 @@ class ProxyFuture(Future[T]):
                     if isinstance(callback, ProxyFuture)  # logged where it was raised
                     else contain(error, self)
                 ) or escaped
-        callbacks.clear()  # they may hold on to much: the done future needs none
         if escaped is not None:
             raise escaped
 
