@@ -422,7 +422,7 @@ def test_the_executors_timeouts_hold_one_scheduler_entry_whatever_their_number()
         upstream.set_result(0)
     assert all(f.done() for f in futures)
     # Done in time: the FIFO is empty and its scheduler entry dropped.
-    assert not executor._deadlines._entries
+    assert not executor._deadlines._items
     assert pending_scheduler_entries() == before
     assert no_scheduler_thread_left()
 
@@ -431,16 +431,16 @@ def test_done_futures_leave_the_fifo_lazily_in_constant_amortised_time() -> None
     delegate = ManualExecutor()
     executor = TimeoutExecutor(delegate, 60.0)
     futures = [executor.submit(pow, 2, i) for i in range(100)]
-    entries = executor._deadlines._entries
 
     order = random.Random(4).sample(range(100), 100)
     for count, i in enumerate(order, 1):
         delegate.calls[i][2].set_result(0)
         live = 100 - count
         # Done entries never outnumber the live ones (by more than the last one).
-        assert len(entries) <= 2 * live + 1
-        assert {id(f) for f in futures if not f.done()} <= {id(e[1]) for e in entries}
-    assert not entries
+        items = executor._deadlines._items
+        assert len(items) <= 2 * live + 1
+        assert {id(f) for f in futures if not f.done()} <= {id(f) for f in items}
+    assert not executor._deadlines._items
     assert no_scheduler_thread_left()
 
 
@@ -477,7 +477,7 @@ def test_a_future_done_before_it_is_queued_is_not_queued() -> None:
 
     assert executor.submit(pow, 2, 3).result() == 8
 
-    assert not executor._deadlines._entries
+    assert not executor._deadlines._items
     assert pending_scheduler_entries() == before
 
 
@@ -489,7 +489,7 @@ def test_a_forked_child_starts_with_an_empty_fifo_that_works() -> None:
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
         pid = os.fork()
     if pid == 0:  # the child: report through the exit status alone
-        ok = not executor._deadlines._entries
+        ok = not executor._deadlines._items
         future = executor.submit(pow, 2, 3)
         ok = ok and not wait([future], timeout=5).not_done and future.cancelled()
         os._exit(0 if ok else 1)

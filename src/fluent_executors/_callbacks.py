@@ -90,7 +90,7 @@ def run_flat(callback: Callable[[Future[Any]], object], future: Future[Any]) -> 
     except BaseException as error:  # as Future does for its callbacks: log, go on
         escaped = contain(error, future)
     finally:
-        if nesting.depth == 1:
+        if nesting.depth == 1 and nesting.queued:
             escaped = _run_queued(nesting.queued) or escaped
         nesting.depth -= 1
     if escaped is not None:

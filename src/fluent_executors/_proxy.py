@@ -152,7 +152,8 @@ class ProxyFuture(Future[T]):
         self._state = PENDING
         self._result: T | None = None
         self._exception: BaseException | None = None
-        self._done_callbacks: list[_Callback] | None = None  # made by the first
+        # None, the one done callback, or a list of them (from the second on).
+        self._done_callbacks: _Callback | list[_Callback] | None = None
         self._upstream: Future[Any] | None = None
         self._cancelling = False
 
@@ -270,9 +271,11 @@ class ProxyFuture(Future[T]):
                 return False
             callbacks = self._done_callbacks
             if callbacks is None:
-                self._done_callbacks = [entry]
-            else:
+                self._done_callbacks = entry
+            elif isinstance(callbacks, list):
                 callbacks.append(entry)
+            else:
+                self._done_callbacks = [callbacks, entry]
             return True
 
     def set_result(self, result: T) -> None:
@@ -415,6 +418,8 @@ class ProxyFuture(Future[T]):
         if callbacks is None:
             return
         self._done_callbacks = None  # they may hold much; the done future needs none
+        if not isinstance(callbacks, list):
+            callbacks = [callbacks]
         escaped = None  # a KeyboardInterrupt or SystemExit, raised once all have run
         for callback in callbacks:
             try:

@@ -339,12 +339,16 @@ class DeadlineQueue:
     the item is done. Thread-safe.
     """
 
-    __slots__ = ("__weakref__", "_delay", "_done", "_entries", "_lock", "_timer")
+    __slots__ = ("__weakref__", "_delay", "_done", "_items", "_lock", "_timer", "_when")
 
     def __init__(self, delay: float) -> None:
         self._delay = delay
         self._lock = threading.Lock()
-        self._entries: deque[tuple[float, Expiring]] = deque()
+        # The items and their deadlines, in the same order: two deques rather than
+        # one of pairs, which would be one more object per item for the garbage
+        # collector to track.
+        self._items: deque[Expiring] = deque()
+        self._when: deque[float] = deque()
         self._done = 0  # discard() calls since the last compaction
         # The scheduler entry of the earliest deadline; None or taken to run (its
         # _fn is None) if none is pending.
@@ -358,7 +362,8 @@ class DeadlineQueue:
             if item.done():  # its owner's discard() has counted it
                 return
             when = _clock.monotonic() + self._delay  # under the lock: in order
-            self._entries.append((when, item))
+            self._items.append(item)
+            self._when.append(when)
             timer = self._timer
             if timer is None or timer._fn is None:
                 self._timer = _scheduler.call_at(when, self._fire, False)
@@ -368,14 +373,15 @@ class DeadlineQueue:
         the scheduler entry, if none is left)."""
         with self._lock:
             self._done += 1
-            entries = self._entries
-            if 2 * self._done < len(entries):
+            items = self._items
+            if 2 * self._done < len(items):
                 return
             self._done = 0
-            live = [entry for entry in entries if not entry[1].done()]
-            entries.clear()
-            entries.extend(live)
-            if not entries and self._timer is not None:
+            pairs = zip(items, self._when, strict=True)
+            kept = [pair for pair in pairs if not pair[0].done()]
+            self._items = deque(item for item, _ in kept)
+            self._when = deque(when for _, when in kept)
+            if not kept and self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
 
@@ -385,17 +391,16 @@ class DeadlineQueue:
         now = _clock.monotonic()
         expired: list[Callable[[], object]] = []
         with self._lock:
-            entries = self._entries
-            while entries and (entries[0][0] <= now or entries[0][1].done()):
-                item = entries.popleft()[1]
+            items, when = self._items, self._when
+            while items and (when[0] <= now or items[0].done()):
+                when.popleft()
+                item = items.popleft()
                 if not item.done():
                     expired.append(item._expire)
             timer = self._timer
             if timer is None or timer._fn is None:  # this call's (none is pending)
                 self._timer = (
-                    _scheduler.call_at(entries[0][0], self._fire, False)
-                    if entries
-                    else None
+                    _scheduler.call_at(when[0], self._fire, False) if items else None
                 )
         if expired:
             _workers.run(expired)
@@ -403,7 +408,8 @@ class DeadlineQueue:
     def _after_fork_in_child(self) -> None:
         # The items and the scheduler entry are the parent's.
         self._lock = threading.Lock()
-        self._entries.clear()
+        self._items.clear()
+        self._when.clear()
         self._done = 0
         self._timer = None
 
