@@ -184,7 +184,7 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
         if self._metrics is not None:
             self._metrics.queue_changed(-1)
         try:
-            upstream = self._submit_to_delegate(job.fn, *job.args, **job.kwargs)
+            upstream = self._submit_to_delegate(job.fn, job.args, job.kwargs)
         except BaseException as error:
             self._logger.warning(
                 "%s %r: the delegate's submit() raised; failing the future",

@@ -209,9 +209,11 @@ class DelegatingExecutor(FluentExecutor[R]):
         self._metrics: ExecutorMetrics | None = None
 
     def _submit_to_delegate(
-        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Future[Any]:
-        """Submit to the delegate; return its future.
+        """Submit ``fn(*args, **kwargs)`` to the delegate (``args`` and ``kwargs``
+        as ``_submit`` got them: unpacked once, here); return
+        its future.
 
         Raises:
             TypeError: the delegate's ``submit`` returned something that is not a

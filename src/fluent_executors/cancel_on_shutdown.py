@@ -71,7 +71,7 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
     ) -> ProxyFuture[T]:
         self._check_open()
         future: ProxyFuture[T] = ProxyFuture()
-        future._follow(self._submit_to_delegate(fn, *args, **kwargs))
+        future._follow(self._submit_to_delegate(fn, args, kwargs))
         try:
             self._outstanding.add(future)
             closed = False

@@ -385,7 +385,7 @@ class PollExecutor(WrapperExecutor[R]):
         future: _PollFuture[T] = _PollFuture(self._poller)
         self._poller.add(future)
         try:
-            delegate_future = self._submit_to_delegate(fn, *args, **kwargs)
+            delegate_future = self._submit_to_delegate(fn, args, kwargs)
         except BaseException:
             self._poller.forget(future)
             raise

@@ -212,10 +212,10 @@ class TimeoutExecutor(WrapperExecutor[R]):
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
         if timeout == self._timeout and timeout < math.inf:
             future._deadlines = deadlines = self._deadlines  # before it can resolve
-            future._follow(self._submit_to_delegate(fn, *args, **kwargs))
+            future._follow(self._submit_to_delegate(fn, args, kwargs))
             deadlines.add(future)
         else:
-            future._follow(self._submit_to_delegate(fn, *args, **kwargs))
+            future._follow(self._submit_to_delegate(fn, args, kwargs))
             if timeout < math.inf and not future.done():
                 future._arm()
         if self._metrics is not None:
