@@ -418,6 +418,9 @@ class ProxyFuture(Future[T]):
         if callbacks is None:
             return
         self._done_callbacks = None  # they may hold much; the done future needs none
+        if isinstance(callbacks, ProxyFuture):  # one follower, the common case
+            run_flat(callbacks._on_upstream_done, self)  # raises only what
+            return  # contain() gave, as the loop below would once done
         if not isinstance(callbacks, list):
             callbacks = [callbacks]
         escaped = None  # a KeyboardInterrupt or SystemExit, raised once all have run
