@@ -311,7 +311,7 @@ class ProxyFuture(Future[T]):
         self._upstream = upstream
         if not isinstance(upstream, ProxyFuture):
             upstream.add_done_callback(self._upstream_done)
-        elif not upstream._add_callback(self):  # no bound method to make: see _resolved
+        elif not upstream._add_callback(self):  # no bound method: see _try_resolve
             self._upstream_done(upstream)
 
     def _upstream_done(self, upstream: Future[Any]) -> None:
@@ -367,8 +367,13 @@ class ProxyFuture(Future[T]):
         self, state: str, result: T | None, exception: BaseException | None, event: str
     ) -> bool:
         """Move to the done ``state`` with ``result`` or ``exception``, wake the
-        waiters (``event`` names their method), run the hooks and callbacks;
-        ``False`` if the future was already done."""
+        waiters (``event`` names their method), forget the upstream, run the hooks
+        (:meth:`_on_resolved`, the metrics), then the done callbacks (each once, in
+        the order added); ``False`` if the future was already done.
+
+        The common case (no waiter, no hook, one follower) is one call here and one
+        to the follower's ``_on_upstream_done``.
+        """
         with self._lock:
             current = self._state
             # From PENDING to any done state; from RUNNING (a work item runs the
@@ -380,7 +385,20 @@ class ProxyFuture(Future[T]):
             self._state = state
             if self._made_condition is not None:  # else nobody waits: see _wake
                 self._wake(event)
-        self._resolved()
+        self._upstream = None
+        if self._has_on_resolved or self._tracker is not None:
+            self._run_hooks()
+        # Once done the list changes no more: add_done_callback() calls at once.
+        callbacks = self._done_callbacks
+        if callbacks is not None:
+            self._done_callbacks = (
+                None  # they may hold much; the done future needs none
+            )
+            if isinstance(callbacks, ProxyFuture):  # one follower, the common case
+                run_flat(callbacks._on_upstream_done, self)  # raises only what
+                # contain() gave, as _run_callbacks would once done
+            else:
+                self._run_callbacks(callbacks)
         return True
 
     def _wake(self, event: str) -> None:
@@ -400,31 +418,25 @@ class ProxyFuture(Future[T]):
         for waiter in self._waiter_list or ():
             getattr(waiter, event)(self)
 
-    def _resolved(self) -> None:
-        """Once resolved: forget the upstream, run :meth:`_on_resolved`, then the
-        done callbacks (each callback once, in the order added)."""
-        self._upstream = None
-        if self._has_on_resolved or self._tracker is not None:
-            try:
-                if self._has_on_resolved:
-                    self._on_resolved()
-                tracker = self._tracker
-                if tracker is not None:
-                    tracker.future_done(self._tracked_since, self)
-            except Exception:  # a bug of ours; the callbacks must run all the same
-                logger.exception("internal error resolving %r", self)
-        # Once done the list changes no more: add_done_callback() calls at once.
-        callbacks = self._done_callbacks
-        if callbacks is None:
-            return
-        self._done_callbacks = None  # they may hold much; the done future needs none
-        if isinstance(callbacks, ProxyFuture):  # one follower, the common case
-            run_flat(callbacks._on_upstream_done, self)  # raises only what
-            return  # contain() gave, as the loop below would once done
-        if not isinstance(callbacks, list):
-            callbacks = [callbacks]
-        escaped = None  # a KeyboardInterrupt or SystemExit, raised once all have run
-        for callback in callbacks:
+    def _run_hooks(self) -> None:
+        """Once resolved, before the done callbacks: :meth:`_on_resolved`, then the
+        metrics' tracker."""
+        try:
+            if self._has_on_resolved:
+                self._on_resolved()
+            tracker = self._tracker
+            if tracker is not None:
+                tracker.future_done(self._tracked_since, self)
+        except Exception:  # a bug of ours; the callbacks must run all the same
+            logger.exception("internal error resolving %r", self)
+
+    def _run_callbacks(self, callbacks: _Callback | list[_Callback]) -> None:
+        """Run the done callbacks of the resolved future, in order: a callable
+        ``callback(self)``, a follower its ``_on_upstream_done(self)``. One that
+        raises is logged and the others run; a ``KeyboardInterrupt`` or
+        ``SystemExit`` in a user's thread is raised once all have run."""
+        escaped = None
+        for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
             try:
                 if isinstance(callback, ProxyFuture):  # a follower (see _follow)
                     run_flat(callback._on_upstream_done, self)  # raises only what
