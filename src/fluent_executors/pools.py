@@ -122,7 +122,11 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
     """The standard :class:`concurrent.futures.ThreadPoolExecutor`, with a name and
     the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
 
-    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`).
+    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`). Its futures
+    are the library's (:class:`~fluent_executors.ProxyFuture`), resolved by the
+    pool's worker threads directly, with no standard future behind them; as with
+    the standard pool, a future is ``running()`` once a worker has started its
+    callable, and can no longer be cancelled then.
 
     Every argument but ``name`` goes to the standard class unchanged, as the caller
     gave it (positional arguments stay positional, keywords stay keywords, and
