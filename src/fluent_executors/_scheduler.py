@@ -350,8 +350,8 @@ class DeadlineQueue:
         self._items: deque[Expiring] = deque()
         self._when: deque[float] = deque()
         self._done = 0  # discard() calls since the last compaction
-        # The scheduler entry of the earliest deadline; None or taken to run (its
-        # _fn is None) if none is pending.
+        # The scheduler entry of the earliest deadline: None if the queue is empty;
+        # taken to run (its _fn is None) while _fire has yet to wait for the next.
         self._timer: TimerHandle | None = None
         _queues.add(self)
 
@@ -364,8 +364,9 @@ class DeadlineQueue:
             when = _clock.monotonic() + self._delay  # under the lock: in order
             self._items.append(item)
             self._when.append(when)
-            timer = self._timer
-            if timer is None or timer._fn is None:
+            # None only while the queue was empty: this is the earliest deadline.
+            # (A timer taken to run is _fire's, which waits for the next one.)
+            if self._timer is None:
                 self._timer = _scheduler.call_at(when, self._fire, False)
 
     def discard(self) -> None:
@@ -398,7 +399,7 @@ class DeadlineQueue:
                 if not item.done():
                     expired.append(item._expire)
             timer = self._timer
-            if timer is None or timer._fn is None:  # this call's (none is pending)
+            if timer is None or timer._fn is None:  # this call's: wait for the next
                 self._timer = (
                     _scheduler.call_at(when[0], self._fire, False) if items else None
                 )
