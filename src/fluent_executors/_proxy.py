@@ -41,21 +41,18 @@ _CANCELLED = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED})
 # Condition.__init__ binds the lock's methods to each instance, and learns with an
 # AttributeError each that a plain Lock has no _release_save, _acquire_restore or
 # _is_owned (Condition's own methods then serve). The Condition of a proxy future
-# skips that: it sets the two fields that Condition's methods read (3.10 to 3.13;
+# skips the AttributeErrors: it sets the fields that Condition's methods read, the
+# lock's acquire and release bound as Condition binds them (C-level calls for
+# wait() and as_completed(), which take it per future) (3.10 to 3.13;
 # tests/test_future.py fails if a version's Condition has other fields).
 class _LightCondition(threading.Condition):
-    """A ``threading.Condition`` over a plain ``Lock``, without bound methods of
-    its own."""
+    """A ``threading.Condition`` over a plain ``Lock``, made quickly."""
 
     def __init__(self, lock: threading.Lock) -> None:  # instead of Condition.__init__
         self._lock = lock
+        self.acquire = lock.acquire  # type: ignore[method-assign]
+        self.release = lock.release  # type: ignore[method-assign]
         self._waiters: deque[Any] = deque()
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        return self._lock.acquire(blocking, timeout)
-
-    def release(self) -> None:
-        self._lock.release()
 
 
 def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
@@ -123,11 +120,6 @@ class ProxyFuture(Future[T]):
     upstream agrees to every cancel. Users never create one directly.
     """
 
-    # Made on first use (see _condition and _waiters). Reading self.__dict__ would
-    # make a dict of the attributes that Python otherwise keeps in the object.
-    _made_condition: threading.Condition | None = None
-    _waiter_list: list[_Waiter] | None = None
-
     # What counts this future in the metrics (see _track), and since when.
     _tracker: _Tracker | None = None
     _tracked_since = 0.0
@@ -156,6 +148,8 @@ class ProxyFuture(Future[T]):
         self._done_callbacks: _Callback | list[_Callback] | None = None
         self._upstream: Future[Any] | None = None
         self._cancelling = False
+        self._made_condition: threading.Condition | None = None  # see _condition
+        self._waiter_list: list[_Waiter] | None = None  # see _waiters
 
     def _get_condition(self) -> threading.Condition:
         """The Condition over ``_lock`` that threads wait on, made on first use.
@@ -169,7 +163,7 @@ class ProxyFuture(Future[T]):
             with self._lock:  # two threads must get the same Condition
                 condition = self._made_condition
                 if condition is None:
-                    condition = self._made_condition = (_LightCondition)(self._lock)
+                    condition = self._made_condition = _LightCondition(self._lock)
         return condition
 
     def _get_waiters(self) -> list[_Waiter]:
@@ -182,7 +176,8 @@ class ProxyFuture(Future[T]):
         return waiters
 
     # Type checkers see the fields of Future that wait() and as_completed() use; at
-    # run time they are properties, made on first use.
+    # run time they are properties, made on first use. (Every field of a future is
+    # set in __init__: one set later would make the instance's __dict__.)
     if TYPE_CHECKING:
         _condition: threading.Condition
         _waiters: list[_Waiter]
@@ -414,7 +409,8 @@ class ProxyFuture(Future[T]):
         condition = self._made_condition
         if condition is None:
             return
-        condition.notify_all()
+        if condition._waiters:  # type: ignore[attr-defined]  # threads in wait()
+            condition.notify_all()
         for waiter in self._waiter_list or ():
             getattr(waiter, event)(self)
 
