@@ -74,8 +74,7 @@ class _LibraryPool(FluentExecutor[SameResult]):
 # does the same under the same locks and checks, but queues a work item of its own
 # that resolves the library's future: one future per submit, not a standard one
 # and a proxy that follows it. What it relies on (the pool's _shutdown_lock,
-# _broken, _shutdown, _work_queue, _threads, _max_workers and _adjust_thread_count
-# (which starts a thread only while there are fewer than _max_workers), the module's
+# _broken, _shutdown, _work_queue and _adjust_thread_count, the module's
 # _global_shutdown_lock and _shutdown, and that workers call run() on what they
 # take, shutdown(cancel_futures=True) calls future.cancel() and a failed
 # initializer future.set_exception()) is the same from Python 3.10 to 3.13, which
@@ -204,12 +203,10 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             # (The standard queue's type names the standard work item.)
             item: Any = _WorkItem(future, fn, args, kwargs)
             self._work_queue.put(item)
-            # Once every worker thread has started (they never end before the
-            # shutdown), the standard pool's _adjust_thread_count() only takes an
-            # "idle worker" token from a Semaphore (a Condition wait when there is
-            # none), which decides nothing any more: skipped.
-            if len(self._threads) < self._max_workers:
-                self._adjust_thread_count()
+            # (Even with every worker started: its idle-worker Semaphore lets them
+            # run while the caller submits; without it, a loop of submits outruns
+            # them, and the futures pile up pending, costlier to wait on.)
+            self._adjust_thread_count()
         if self._metrics is not None:
             self._metrics.track(future)
         return future
