@@ -393,7 +393,7 @@ def test_on_resolved_runs_once_before_the_done_callbacks():
     future.add_done_callback(lambda _: order.append("late callback"))
 
     assert order == ["resolved", "callback", "late callback"]
-    assert future._done_callbacks == []  # nothing kept alive by a done future
+    assert not future._done_callbacks  # nothing kept alive by a done future
 
 
 def test_wait_all_completed_wakes_on_proxies_resolved_in_other_threads():

@@ -449,3 +449,68 @@ def test_far_retry_backoff_and_f_timeout_hold_up_no_other_timer():
         assert not waiting.done()
         assert waiting.cancel()
         assert timed.cancel()
+
+
+# -- DeadlineQueue: the FIFO of one delay behind one scheduler entry -------------------
+
+
+class Item:
+    """What a DeadlineQueue holds: done or not, and expired once."""
+
+    def __init__(self) -> None:
+        self.is_done = False
+        self.expired = threading.Event()
+
+    def done(self) -> bool:
+        return self.is_done
+
+    def _expire(self) -> None:
+        self.expired.set()
+
+
+def test_a_deadline_queue_expires_its_items_in_order_with_one_scheduler_entry() -> None:
+    queue_ = _scheduler.DeadlineQueue(0.05)
+    before = _scheduler._scheduler._pending
+    items = [Item() for _ in range(100)]
+    for item in items:
+        queue_.add(item)
+    assert _scheduler._scheduler._pending == before + 1
+
+    items[50].is_done = True
+    queue_.discard()
+    for i, item in enumerate(items):
+        if i != 50:
+            assert item.expired.wait(5)
+    assert not items[50].expired.is_set()  # done: never expired
+    assert not queue_._items
+
+
+def test_an_item_added_while_the_queue_fires_leaves_the_next_deadline_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(_scheduler._clock, "monotonic", lambda: now[0])
+    queue_ = _scheduler.DeadlineQueue(10.0)
+    first, second, third = Item(), Item(), Item()
+    queue_.add(first)  # due at 1010
+    now[0] = 1002.0
+    queue_.add(second)  # due at 1012
+    taken = queue_._timer
+    assert taken is not None
+    assert taken.cancel()  # as when the scheduler takes it to run: its _fn is None
+    now[0] = 1005.0
+    queue_.add(third)  # due at 1015, while the first is being fired
+    assert queue_._timer is taken  # not a timer at 1015, past the second's deadline
+
+    now[0] = 1010.0
+    queue_._fire()  # what the taken timer runs
+
+    assert first.expired.wait(5)
+    timer = queue_._timer
+    assert timer is not None
+    assert timer.when == 1012.0
+    assert not second.expired.is_set()
+    second.is_done = third.is_done = True
+    queue_.discard()
+    queue_.discard()
+    assert queue_._timer is None  # empty: its scheduler entry is dropped

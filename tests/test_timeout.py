@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import random
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import CancelledError, Future, wait
 
@@ -19,10 +21,11 @@ from fluent_executors import (
     ThreadPoolExecutor,
     TimeoutCancelledError,
     TimeoutExecutor,
+    _scheduler,
     f_timeout,
 )
 from fluent_executors._scheduler import THREAD_NAME
-from fluent_executors.testing import virtual_time
+from fluent_executors.testing import ManualExecutor, virtual_time
 
 
 @pytest.fixture
@@ -406,3 +409,103 @@ def test_timeout_cancelled_error_pickles_and_copies_with_its_fields():
             "publisher",
             str(error),
         )
+
+
+# -- the executor's deadlines: one FIFO, one scheduler entry --------------------------
+
+
+def pending_scheduler_entries() -> int:
+    return _scheduler._scheduler._pending
+
+
+def test_the_executors_timeouts_hold_one_scheduler_entry_whatever_their_number() -> (
+    None
+):
+    delegate = ManualExecutor()
+    executor = TimeoutExecutor(delegate, 60.0)
+    before = pending_scheduler_entries()
+
+    futures = [executor.submit(pow, 2, i) for i in range(1_000)]
+
+    assert pending_scheduler_entries() == before + 1
+    for _, _, upstream in delegate.calls:
+        upstream.set_result(0)
+    assert all(f.done() for f in futures)
+    # Done in time: the FIFO is empty and its scheduler entry dropped.
+    assert not executor._deadlines._items
+    assert pending_scheduler_entries() == before
+    assert no_scheduler_thread_left()
+
+
+def test_done_futures_leave_the_fifo_lazily_in_constant_amortised_time() -> None:
+    delegate = ManualExecutor()
+    executor = TimeoutExecutor(delegate, 60.0)
+    futures = [executor.submit(pow, 2, i) for i in range(100)]
+
+    order = random.Random(4).sample(range(100), 100)
+    for count, i in enumerate(order, 1):
+        delegate.calls[i][2].set_result(0)
+        live = 100 - count
+        # Done entries never outnumber the live ones (by more than the last one).
+        items = executor._deadlines._items
+        assert len(items) <= 2 * live + 1
+        assert {id(f) for f in futures if not f.done()} <= {id(f) for f in items}
+    assert not executor._deadlines._items
+    assert no_scheduler_thread_left()
+
+
+def test_the_executors_timeouts_and_per_call_ones_expire_each_at_its_deadline() -> None:
+    with virtual_time() as clock:
+        executor = TimeoutExecutor(ManualExecutor(), 10.0)
+        a = executor.submit(pow, 2, 1)  # due at 10
+        b = executor.submit_timeout(5.0, pow, 2, 2)  # due at 5
+        clock.advance(3.0)
+        c = executor.submit(pow, 2, 3)  # due at 13
+        d = executor.submit_timeout(20.0, pow, 2, 4)  # due at 23
+        e = executor.submit_timeout(10.0, pow, 2, 5)  # its own timeout: due at 13
+        futures = [a, b, c, d, e]
+
+        cancelled = []
+        for step, expected in [
+            (1.9, []),
+            (0.2, [b]),
+            (4.8, [b]),
+            (0.2, [a, b]),
+            (3.0, [a, b, c, e]),
+            (9.8, [a, b, c, e]),
+            (0.2, futures),  # at 23.1
+        ]:
+            clock.advance(step)
+            cancelled = [f for f in futures if f.cancelled()]
+            assert cancelled == expected
+        executor.shutdown()
+
+
+def test_a_future_done_before_it_is_queued_is_not_queued() -> None:
+    executor = TimeoutExecutor(SyncExecutor(), 60.0)
+    before = pending_scheduler_entries()
+
+    assert executor.submit(pow, 2, 3).result() == 8
+
+    assert not executor._deadlines._items
+    assert pending_scheduler_entries() == before
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_with_an_empty_fifo_that_works() -> None:
+    executor = TimeoutExecutor(ManualExecutor(), 0.2)
+    inherited = executor.submit(pow, 2, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
+        pid = os.fork()
+    if pid == 0:  # the child: report through the exit status alone
+        ok = not executor._deadlines._items
+        future = executor.submit(pow, 2, 3)
+        ok = ok and not wait([future], timeout=5).not_done and future.cancelled()
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0
+    with pytest.raises(TimeoutCancelledError):
+        inherited.result(timeout=TIMEOUT)
+    assert no_scheduler_thread_left()

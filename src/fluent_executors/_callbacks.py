@@ -24,13 +24,24 @@ logger = logging.getLogger("fluent_executors._proxy")
 _MAX_NESTING = 50
 
 
-class _Nesting(threading.local):
+class _Nesting:
+    """How deep the callbacks of one thread are nested, and what waits for the
+    outermost one: a plain object, whose fields are quicker to read and write than
+    those of a ``threading.local``, which is read once per callback."""
+
+    __slots__ = ("depth", "queued")
+
     def __init__(self) -> None:
         self.depth = 0
         self.queued: deque[Callable[[], object]] = deque()
 
 
-_nesting = _Nesting()
+class _PerThread(threading.local):
+    def __init__(self) -> None:
+        self.nesting = _Nesting()
+
+
+_per_thread = _PerThread()
 
 
 class _ThreadRole(threading.local):
@@ -79,7 +90,7 @@ def run_flat(callback: Callable[[Future[Any]], object], future: Future[Any]) -> 
     """Run the done callback ``callback(future)`` so that a chain of futures, each
     resolved by a callback of the previous one, resolves without deep recursion,
     however long. Call it from a done callback; it never raises."""
-    nesting = _nesting
+    nesting = _per_thread.nesting
     if nesting.depth >= _MAX_NESTING:
         nesting.queued.append(partial(callback, future))
         return
@@ -90,7 +101,7 @@ def run_flat(callback: Callable[[Future[Any]], object], future: Future[Any]) -> 
     except BaseException as error:  # as Future does for its callbacks: log, go on
         escaped = contain(error, future)
     finally:
-        if nesting.depth == 1:
+        if nesting.depth == 1 and nesting.queued:
             escaped = _run_queued(nesting.queued) or escaped
         nesting.depth -= 1
     if escaped is not None:

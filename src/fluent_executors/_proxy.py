@@ -14,6 +14,7 @@ from concurrent.futures._base import (
     CANCELLED_AND_NOTIFIED,
     FINISHED,
     PENDING,
+    RUNNING,
     _Waiter,
 )
 from types import TracebackType
@@ -40,21 +41,18 @@ _CANCELLED = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED})
 # Condition.__init__ binds the lock's methods to each instance, and learns with an
 # AttributeError each that a plain Lock has no _release_save, _acquire_restore or
 # _is_owned (Condition's own methods then serve). The Condition of a proxy future
-# skips that: it sets the two fields that Condition's methods read (3.10 to 3.13;
+# skips the AttributeErrors: it sets the fields that Condition's methods read, the
+# lock's acquire and release bound as Condition binds them (C-level calls for
+# wait() and as_completed(), which take it per future) (3.10 to 3.13;
 # tests/test_future.py fails if a version's Condition has other fields).
 class _LightCondition(threading.Condition):
-    """A ``threading.Condition`` over a plain ``Lock``, without bound methods of
-    its own."""
+    """A ``threading.Condition`` over a plain ``Lock``, made quickly."""
 
     def __init__(self, lock: threading.Lock) -> None:  # instead of Condition.__init__
         self._lock = lock
+        self.acquire = lock.acquire  # type: ignore[method-assign]
+        self.release = lock.release  # type: ignore[method-assign]
         self._waiters: deque[Any] = deque()
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        return self._lock.acquire(blocking, timeout)
-
-    def release(self) -> None:
-        self._lock.release()
 
 
 def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
@@ -94,7 +92,7 @@ class _Tracker(Protocol):
 
 
 # A done callback of a ProxyFuture: a function of the future, or a ProxyFuture
-# that follows it (its _upstream_done is called, without a bound method per future).
+# that follows it (its _on_upstream_done is called, with no callback object made).
 _Callback = Union[Callable[[Future[Any]], object], "ProxyFuture[Any]"]
 
 
@@ -115,9 +113,12 @@ class ProxyFuture(Future[T]):
     - it can be awaited in a coroutine (``await future``) without blocking the
       event loop.
 
-    A proxy future is never in the standard ``RUNNING`` state, so that ``cancel()``
-    stays possible for as long as the hook allows it; :meth:`running` reports
-    whether the work behind it is under way instead.
+    A proxy future that follows an upstream one is never in the standard
+    ``RUNNING`` state, so that ``cancel()`` stays possible for as long as the hook
+    allows it; :meth:`running` reports whether the work behind it is under way
+    instead. One that an executor's work item runs (the library's thread pool)
+    enters it through :meth:`set_running_or_notify_cancel`, as a standard future
+    does, and can then no longer be cancelled.
 
     Type parameters:
         T: the type of the result.
@@ -127,11 +128,6 @@ class ProxyFuture(Future[T]):
     queued submit) must override ``_cancel_hook``: by default a future with no
     upstream agrees to every cancel. Users never create one directly.
     """
-
-    # Made on first use (see _condition and _waiters). Reading self.__dict__ would
-    # make a dict of the attributes that Python otherwise keeps in the object.
-    _made_condition: threading.Condition | None = None
-    _waiter_list: list[_Waiter] | None = None
 
     # What counts this future in its executor's stats (``_counts.Counts.adopt``), and
     # since when (read only while metrics are on).
@@ -143,14 +139,27 @@ class ProxyFuture(Future[T]):
     # future nothing until set.
     _cancel_reason: CancelledError | None = None
 
+    # Whether the class overrides _on_resolved (set for each subclass): if not,
+    # resolving does not call the hook.
+    _has_on_resolved = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._has_on_resolved = cls._on_resolved is not ProxyFuture._on_resolved
+
     def __init__(self) -> None:  # Future.__init__ is what this avoids (see above)
+        # Every field set here, even those that may never change: an attribute
+        # that an instance sets later is slower to set and to read.
         self._lock = threading.Lock()
         self._state = PENDING
         self._result: T | None = None
         self._exception: BaseException | None = None
-        self._done_callbacks: list[_Callback] = []
+        # None, the one done callback, or a list of them (from the second on).
+        self._done_callbacks: _Callback | list[_Callback] | None = None
         self._upstream: Future[Any] | None = None
         self._cancelling = False
+        self._made_condition: threading.Condition | None = None  # see _condition
+        self._waiter_list: list[_Waiter] | None = None  # see _waiters
 
     def _get_condition(self) -> threading.Condition:
         """The Condition over ``_lock`` that threads wait on, made on first use.
@@ -164,7 +173,7 @@ class ProxyFuture(Future[T]):
             with self._lock:  # two threads must get the same Condition
                 condition = self._made_condition
                 if condition is None:
-                    condition = self._made_condition = (_LightCondition)(self._lock)
+                    condition = self._made_condition = _LightCondition(self._lock)
         return condition
 
     def _get_waiters(self) -> list[_Waiter]:
@@ -177,7 +186,8 @@ class ProxyFuture(Future[T]):
         return waiters
 
     # Type checkers see the fields of Future that wait() and as_completed() use; at
-    # run time they are properties, made on first use.
+    # run time they are properties, made on first use. (Every field of a future is
+    # set in __init__: one set later would make the instance's __dict__.)
     if TYPE_CHECKING:
         _condition: threading.Condition
         _waiters: list[_Waiter]
@@ -264,7 +274,13 @@ class ProxyFuture(Future[T]):
         with self._lock:
             if self._state in _DONE:
                 return False
-            self._done_callbacks.append(entry)
+            callbacks = self._done_callbacks
+            if callbacks is None:
+                self._done_callbacks = entry
+            elif isinstance(callbacks, list):
+                callbacks.append(entry)
+            else:
+                self._done_callbacks = [callbacks, entry]
             return True
 
     def set_result(self, result: T) -> None:
@@ -300,7 +316,7 @@ class ProxyFuture(Future[T]):
         self._upstream = upstream
         if not isinstance(upstream, ProxyFuture):
             upstream.add_done_callback(self._upstream_done)
-        elif not upstream._add_callback(self):  # no bound method to make: see _resolved
+        elif not upstream._add_callback(self):  # no bound method: see _try_resolve
             self._upstream_done(upstream)
 
     def _upstream_done(self, upstream: Future[Any]) -> None:
@@ -312,6 +328,11 @@ class ProxyFuture(Future[T]):
 
     def _try_copy(self, source: Future[Any]) -> bool:
         """Resolve like the done future ``source``, unless already resolved."""
+        if isinstance(source, ProxyFuture) and source._state == FINISHED:
+            exception = source._exception  # (the common case, in one call)
+            if exception is None:
+                return self._try_resolve(FINISHED, source._result, None, "add_result")
+            return self._try_resolve(FINISHED, None, exception, "add_exception")
         cancelled, exception, result = outcome(source)
         if cancelled:
             reason = getattr(source, "_cancel_reason", None)
@@ -351,10 +372,18 @@ class ProxyFuture(Future[T]):
         self, state: str, result: T | None, exception: BaseException | None, event: str
     ) -> bool:
         """Move to the done ``state`` with ``result`` or ``exception``, wake the
-        waiters (``event`` names their method), run the hooks and callbacks;
-        ``False`` if the future was already done."""
+        waiters (``event`` names their method), forget the upstream, run the hooks
+        (:meth:`_on_resolved`, the metrics), then the done callbacks (each once, in
+        the order added); ``False`` if the future was already done.
+
+        The common case (no waiter, no hook, one follower) is one call here and one
+        to the follower's ``_on_upstream_done``.
+        """
         with self._lock:
-            if self._state in _DONE:
+            current = self._state
+            # From PENDING to any done state; from RUNNING (a work item runs the
+            # callable) only to FINISHED: a running callable cannot be cancelled.
+            if current != PENDING and (current != RUNNING or state != FINISHED):
                 return False
             self._result = result
             self._exception = exception
@@ -366,8 +395,24 @@ class ProxyFuture(Future[T]):
                     tracker.failed += 1
                 elif state != FINISHED:
                     tracker.cancelled += 1
-            self._wake(event)
-        self._resolved()
+            if self._made_condition is not None:  # else nobody waits: see _wake
+                self._wake(event)
+        self._upstream = None
+        if self._has_on_resolved or (
+            tracker is not None and tracker.metrics is not None
+        ):
+            self._run_hooks()
+        # Once done the list changes no more: add_done_callback() calls at once.
+        callbacks = self._done_callbacks
+        if callbacks is not None:
+            self._done_callbacks = (
+                None  # they may hold much; the done future needs none
+            )
+            if isinstance(callbacks, ProxyFuture):  # one follower, the common case
+                run_flat(callbacks._on_upstream_done, self)  # raises only what
+                # contain() gave, as _run_callbacks would once done
+            else:
+                self._run_callbacks(callbacks)
         return True
 
     def _wake(self, event: str) -> None:
@@ -383,28 +428,34 @@ class ProxyFuture(Future[T]):
         condition = self._made_condition
         if condition is None:
             return
-        condition.notify_all()
+        if condition._waiters:  # type: ignore[attr-defined]  # threads in wait()
+            condition.notify_all()
         for waiter in self._waiter_list or ():
             getattr(waiter, event)(self)
 
-    def _resolved(self) -> None:
-        """Once resolved: forget the upstream, run :meth:`_on_resolved`, then the
-        done callbacks (each callback once, in the order added)."""
-        self._upstream = None
+    def _run_hooks(self) -> None:
+        """Once resolved, before the done callbacks: :meth:`_on_resolved`, then the
+        metrics' tracker."""
         try:
-            self._on_resolved()
+            if self._has_on_resolved:
+                self._on_resolved()
             tracker = self._tracker
             if tracker is not None and tracker.metrics is not None:
                 tracker.record_end(self)
         except Exception:  # a bug of ours; the callbacks must run all the same
             logger.exception("internal error resolving %r", self)
-        # Once done the list changes no more: add_done_callback() calls at once.
-        callbacks = self._done_callbacks
-        escaped = None  # a KeyboardInterrupt or SystemExit, raised once all have run
-        for callback in callbacks:
+
+    def _run_callbacks(self, callbacks: _Callback | list[_Callback]) -> None:
+        """Run the done callbacks of the resolved future, in order: a callable
+        ``callback(self)``, a follower its ``_on_upstream_done(self)``. One that
+        raises is logged and the others run; a ``KeyboardInterrupt`` or
+        ``SystemExit`` in a user's thread is raised once all have run."""
+        escaped = None
+        for callback in callbacks if isinstance(callbacks, list) else [callbacks]:
             try:
                 if isinstance(callback, ProxyFuture):  # a follower (see _follow)
-                    callback._upstream_done(self)  # raises only what contain() gave
+                    run_flat(callback._on_upstream_done, self)  # raises only what
+                    # contain() gave
                 else:
                     callback(self)
             except BaseException as error:  # as Future does: log, go on
@@ -413,7 +464,6 @@ class ProxyFuture(Future[T]):
                     if isinstance(callback, ProxyFuture)  # logged where it was raised
                     else contain(error, self)
                 ) or escaped
-        callbacks.clear()  # they may hold on to much: the done future needs none
         if escaped is not None:
             raise escaped
 
@@ -434,7 +484,7 @@ class ProxyFuture(Future[T]):
         with self._lock:
             if self._state in _DONE:
                 return self._state in _CANCELLED
-            if self._cancelling:
+            if self._cancelling or self._state == RUNNING:
                 return False
             self._cancelling = True
         try:
@@ -488,7 +538,29 @@ class ProxyFuture(Future[T]):
 
     def running(self) -> bool:
         """Return ``True`` if the work behind the future is under way."""
-        return not self.done() and self._is_running()
+        state = self._state
+        return state == RUNNING or (state not in _DONE and self._is_running())
+
+    def set_running_or_notify_cancel(self) -> bool:
+        """Mark the future as running, unless it is cancelled; for the executor
+        that runs its callable, just before it calls it (as for a standard future).
+
+        Returns:
+            ``True`` if the callable must run (the future can no longer be
+            cancelled), ``False`` if the future is cancelled (and its waiters have
+            been told already).
+
+        Raises:
+            RuntimeError: the future is running or finished already.
+        """
+        with self._lock:
+            state = self._state
+            if state == PENDING:
+                self._state = RUNNING
+                return True
+        if state in _CANCELLED:
+            return False
+        raise RuntimeError(f"Future in unexpected state: {state}")
 
     def _is_running(self) -> bool:
         """Whether the work is under way, asked only while the future is not done."""

@@ -199,7 +199,7 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             self._dispatching += 1
             self._after_unqueue()  # wakes blocked submits; no shutdown is due yet
         try:
-            upstream = self._submit_to_delegate(job.fn, *job.args, **job.kwargs)
+            upstream = self._submit_to_delegate(job.fn, job.args, job.kwargs)
         except BaseException as error:
             self._logger.warning(
                 "%s %r: the delegate's submit() raised; failing the future",

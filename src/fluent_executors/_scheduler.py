@@ -31,6 +31,13 @@ Contract for callers:
 - A child process made by :func:`os.fork` starts with no pending callback; the
   parent's stay the parent's.
 
+A :class:`DeadlineQueue` holds the deadlines of one executor whose items all expire
+a fixed delay after they are added (a timeout executor's futures): since they come
+due in the order added, it keeps them in a FIFO behind one scheduler entry, that of
+its earliest deadline, rather than one heap entry each. Adding an item and telling
+the queue that one is done both cost O(1) (amortised: done items are dropped
+lazily, and the FIFO compacted once they are half of it).
+
 """
 
 from __future__ import annotations
@@ -41,8 +48,10 @@ import logging
 import math
 import os
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from . import _clock
 from ._callbacks import mark_library_thread
@@ -50,6 +59,7 @@ from ._callbacks import mark_library_thread
 __all__ = [
     "THREAD_NAME",
     "WORKER_THREAD_NAME",
+    "DeadlineQueue",
     "TimerHandle",
     "call_at",
     "call_later",
@@ -317,11 +327,120 @@ class _Workers:
         self._reset()
 
 
+class Expiring(Protocol):
+    """What a :class:`DeadlineQueue` holds (a timeout executor's future)."""
+
+    def done(self) -> bool:
+        """Whether the item is done, and so must not expire."""
+        ...
+
+    def _expire(self) -> None:
+        """Called in a scheduler worker thread once the deadline has passed, unless
+        the item was done then; it may block (cancel a future)."""
+        ...
+
+
+class DeadlineQueue:
+    """The deadlines of items that each expire ``delay`` seconds after they are
+    added, behind one scheduler entry (that of the earliest) rather than one each.
+
+    Since every item has the same delay, deadlines come due in the order the items
+    were added: a FIFO, without a heap. Due items not done have their ``_expire()``
+    run in the scheduler's worker threads (as ``may_block`` callbacks), so a slow
+    one holds up no other deadline. Each item's owner calls :meth:`discard` once
+    the item is done. Thread-safe.
+    """
+
+    __slots__ = ("__weakref__", "_delay", "_done", "_items", "_lock", "_timer", "_when")
+
+    def __init__(self, delay: float) -> None:
+        self._delay = delay
+        self._lock = threading.Lock()
+        # The items and their deadlines, in the same order: two deques rather than
+        # one of pairs, which would be one more object per item for the garbage
+        # collector to track.
+        self._items: deque[Expiring] = deque()
+        self._when: deque[float] = deque()
+        self._done = 0  # discard() calls since the last compaction
+        # The scheduler entry of the earliest deadline: None if the queue is empty;
+        # taken to run (its _fn is None) while _fire has yet to wait for the next.
+        self._timer: TimerHandle | None = None
+        _queues.add(self)
+
+    def add(self, item: Expiring) -> None:
+        """Have ``item._expire()`` called ``delay`` seconds from now, unless
+        ``item.done()`` by then. An item done already is not added."""
+        with self._lock:
+            if item.done():  # its owner's discard() has counted it
+                return
+            when = _clock.monotonic() + self._delay  # under the lock: in order
+            self._items.append(item)
+            self._when.append(when)
+            # None only while the queue was empty: this is the earliest deadline.
+            # (A timer taken to run is _fire's, which waits for the next one.)
+            if self._timer is None:
+                self._timer = _scheduler.call_at(when, self._fire, False)
+
+    def discard(self) -> None:
+        """One item is done: once done items are half of the queue, drop them (and
+        the scheduler entry, if none is left)."""
+        with self._lock:
+            self._done += 1
+            items = self._items
+            if 2 * self._done < len(items):
+                return
+            self._done = 0
+            pairs = zip(items, self._when, strict=True)
+            kept = [pair for pair in pairs if not pair[0].done()]
+            self._items = deque(item for item, _ in kept)
+            self._when = deque(when for _, when in kept)
+            if not kept and self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+    def _fire(self) -> None:
+        """At the earliest deadline, in the scheduler thread: hand the due items
+        not done to the workers; wait for the next deadline."""
+        now = _clock.monotonic()
+        expired: list[Callable[[], object]] = []
+        with self._lock:
+            items, when = self._items, self._when
+            while items and (when[0] <= now or items[0].done()):
+                when.popleft()
+                item = items.popleft()
+                if not item.done():
+                    expired.append(item._expire)
+            timer = self._timer
+            if timer is None or timer._fn is None:  # this call's: wait for the next
+                self._timer = (
+                    _scheduler.call_at(when[0], self._fire, False) if items else None
+                )
+        if expired:
+            _workers.run(expired)
+
+    def _after_fork_in_child(self) -> None:
+        # The items and the scheduler entry are the parent's.
+        self._lock = threading.Lock()
+        self._items.clear()
+        self._when.clear()
+        self._done = 0
+        self._timer = None
+
+
 _scheduler = _Scheduler()
 _workers = _Workers()
+_queues: weakref.WeakSet[DeadlineQueue] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    _scheduler._after_fork_in_child()
+    _workers._after_fork_in_child()
+    for queue in list(_queues):
+        queue._after_fork_in_child()
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_scheduler._after_fork_in_child)
-    os.register_at_fork(after_in_child=_workers._after_fork_in_child)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def counts() -> tuple[int, int, int, int]:

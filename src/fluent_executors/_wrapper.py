@@ -158,20 +158,6 @@ def check_non_negative(argument: str, value: object, *, finite: bool = False) ->
     return number
 
 
-def _submit_of(delegate: Executor) -> Callable[..., Future[Any]]:
-    """The delegate's ``submit``; for one of the library's own pools whose ``submit``
-    is not overridden, its ``_submit_plain``, which returns the standard future (the
-    wrapper's own future is the one users get: a proxy from the pool would only
-    cost). Anything else (a subclass overriding ``submit``, a ``MagicMock``, a proxy
-    object) has its own ``submit`` called, as given."""
-    cls = type(delegate)
-    library_submit = getattr(cls, "_library_submit", None)
-    if library_submit is not None and cls.submit is library_submit:
-        plain: Callable[..., Future[Any]] = delegate._submit_plain  # type: ignore[attr-defined]
-        return plain
-    return delegate.submit
-
-
 def shutdown_delegate(delegate: Executor, wait: bool, cancel_futures: bool) -> None:
     """Shut down ``delegate`` with the same arguments, as far as it accepts them.
 
@@ -215,7 +201,6 @@ class DelegatingExecutor(FluentExecutor[R]):
         check_name(name)
         check_logger(logger)
         self._delegate = delegate
-        self._delegate_submit = _submit_of(delegate)
         self._name = name
         # The module of the concrete class: fluent_executors.poll, .retry, ...
         self._logger = logger or logging.getLogger(type(self).__module__)
@@ -223,9 +208,11 @@ class DelegatingExecutor(FluentExecutor[R]):
         self._is_shutdown = False
 
     def _submit_to_delegate(
-        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Future[Any]:
-        """Submit to the delegate; return its future.
+        """Submit ``fn(*args, **kwargs)`` to the delegate (``args`` and ``kwargs``
+        as ``_submit`` got them: unpacked once, here); return
+        its future.
 
         Raises:
             TypeError: the delegate's ``submit`` returned something that is not a
@@ -233,7 +220,7 @@ class DelegatingExecutor(FluentExecutor[R]):
                 ``submit`` was not given a return value, say).
             Exception: whatever the delegate's ``submit`` raises.
         """
-        future = self._delegate_submit(fn, *args, **kwargs)
+        future = self._delegate.submit(fn, *args, **kwargs)
         if not isinstance(future, Future):
             raise TypeError(
                 "the delegate's submit() must return a concurrent.futures.Future, "

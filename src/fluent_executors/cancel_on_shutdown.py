@@ -71,7 +71,7 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
     ) -> ProxyFuture[T]:
         self._check_open()
         future: ProxyFuture[T] = ProxyFuture()
-        upstream = self._submit_to_delegate(fn, *args, **kwargs)
+        upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
         try:

@@ -6,6 +6,7 @@ import logging
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
+from concurrent.futures._base import FINISHED
 from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
 
 from ._proxy import ProxyFuture, outcome
@@ -59,7 +60,7 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
     ) -> ProxyFuture[U]:
         self._check_open()
         future = self._new_future()
-        upstream = self._submit_to_delegate(fn, *args, **kwargs)
+        upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
         return future
@@ -111,7 +112,7 @@ class _MappingFuture(ProxyFuture[U], Generic[Mapped, U], metaclass=ABCMeta):
 
 class _MapFuture(_MappingFuture[U, U]):
     def _on_mapped(self, mapped: U) -> None:
-        self._try_set_result(mapped)
+        self._try_resolve(FINISHED, mapped, None, "add_result")  # _try_set_result
 
 
 class _FlatMapFuture(_MappingFuture["Future[U]", U]):

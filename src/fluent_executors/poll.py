@@ -394,7 +394,7 @@ class PollExecutor(WrapperExecutor[R]):
             counts.unadopt(future)
             raise
         try:
-            delegate_future = self._submit_to_delegate(fn, *args, **kwargs)
+            delegate_future = self._submit_to_delegate(fn, args, kwargs)
         except BaseException as error:
             future._try_set_exception(error)  # counted as failed; forgotten
             raise

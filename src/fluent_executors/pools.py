@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.thread as _thread
+import sys
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures._base import FINISHED
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ._counts import Counts, open_counts
@@ -21,8 +23,8 @@ P = ParamSpec("P")
 def _run_counted(
     counts: Counts, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> T:
-    """Call ``fn(*args, **kwargs)`` in a worker of a thread pool, counted as running
-    meanwhile."""
+    """Call ``fn(*args, **kwargs)`` in a worker of a thread pool that takes the
+    standard submit, counted as running meanwhile."""
     counts.running += 1
     try:
         return fn(*args, **kwargs)
@@ -35,22 +37,10 @@ class _LibraryPool(FluentExecutor[SameResult]):
     futures.
 
     It comes before the standard class in the bases, so that ``super()`` reaches it.
+    Its ``submit`` wraps the standard pool's future once, in a
+    :class:`~fluent_executors.ProxyFuture` that follows it: the process pool's way
+    (the thread pool's own ``submit`` makes no standard future at all).
     """
-
-    def _submit_plain(
-        self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
-    ) -> Future[T]:
-        """Submit and return the standard future: for the wrapper executors, whose
-        own futures are the library's already (a proxy here would only cost)."""
-        check_submittable(fn)
-        counts = self._counts
-        future: Future[T]
-        if counts.counts_running:  # a thread pool: its workers count what they run
-            future = super().submit(_run_counted, counts, fn, args, kwargs)
-        else:
-            future = super().submit(fn, *args, **kwargs)
-        counts.track(future)
-        return future
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
@@ -66,15 +56,20 @@ class _LibraryPool(FluentExecutor[SameResult]):
                 (``async def``: a coroutine needs an event loop).
             RuntimeError: the executor has been shut down.
         """
+        check_submittable(fn)
+        counts = self._counts
+        upstream: concurrent.futures.Future[T]
+        if counts.counts_running:  # a thread pool: its workers count what they run
+            upstream = super().submit(_run_counted, counts, fn, args, kwargs)
+        else:
+            upstream = super().submit(fn, *args, **kwargs)
         proxy: ProxyFuture[T] = ProxyFuture()
-        proxy._follow(self._submit_plain(fn, *args, **kwargs))
+        counts.adopt(proxy)
+        proxy._follow(upstream)
         return proxy
 
     def _repr_fields(self) -> dict[str, object]:
         return {"max_workers": getattr(self, "_max_workers", None)}
-
-    # Wrappers call _submit_plain only while submit is this one (not overridden).
-    _library_submit = submit
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Shut down the pool, as the standard one does.
@@ -90,11 +85,69 @@ class _LibraryPool(FluentExecutor[SameResult]):
         super().shutdown(wait, cancel_futures=cancel_futures)
 
 
+# The standard thread pool's submit makes a standard Future and a _WorkItem, whose
+# run() resolves it, and queues the item for its worker threads. The library's pool
+# does the same under the same locks and checks, but queues a work item of its own
+# that resolves the library's future: one future per submit, not a standard one
+# and a proxy that follows it. What it relies on (the pool's _shutdown_lock,
+# _broken, _shutdown, _work_queue and _adjust_thread_count, the module's
+# _global_shutdown_lock and _shutdown, and that workers call run() on what they
+# take, shutdown(cancel_futures=True) calls future.cancel() and a failed
+# initializer future.set_exception()) is the same from Python 3.10 to 3.13, which
+# tests/test_pools.py checks; on any other version the pool takes the standard
+# submit and follows its future.
+_OWN_WORK_ITEMS = (3, 10) <= sys.version_info[:2] <= (3, 13)
+
+
+class _WorkItem:
+    """A callable of the thread pool and the future its outcome resolves: what the
+    pool's worker threads run (``run()``, counted as running meanwhile) and what its
+    shutdown cancels (``future.cancel()``)."""
+
+    __slots__ = ("args", "counts", "fn", "future", "kwargs")
+
+    def __init__(
+        self,
+        future: ProxyFuture[Any],
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        counts: Counts,
+    ) -> None:
+        self.future = future
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.counts = counts
+
+    def run(self) -> None:
+        future = self.future
+        if not future.set_running_or_notify_cancel():
+            return
+        counts = self.counts
+        counts.running += 1
+        try:
+            result = self.fn(*self.args, **self.kwargs)
+        except BaseException as error:
+            counts.running -= 1
+            future._try_resolve(FINISHED, None, error, "add_exception")
+            del future, self  # no reference cycle through the traceback
+        else:
+            counts.running -= 1
+            # (Not set_result: a future a user resolved meanwhile must not raise
+            # InvalidStateError here, which would end the worker thread.)
+            future._try_resolve(FINISHED, result, None, "add_result")
+
+
 class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
     """The standard :class:`concurrent.futures.ThreadPoolExecutor`, with a name and
     the chainable ``with_*`` methods of :class:`~fluent_executors.FluentExecutor`.
 
-    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`).
+    A ``FluentExecutor[SameResult]`` (see :ref:`guide-result-types`). Its futures
+    are the library's (:class:`~fluent_executors.ProxyFuture`), resolved by the
+    pool's worker threads directly, with no standard future behind them; as with
+    the standard pool, a future is ``running()`` once a worker has started its
+    callable, and can no longer be cancelled then.
 
     Every argument but ``name`` goes to the standard class unchanged, as the caller
     gave it (positional arguments stay positional, keywords stay keywords, and
@@ -137,6 +190,48 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 kwargs["thread_name_prefix"] = f"fluent-executors-{name}"
             super().__init__(*args, **kwargs)
             self._counts = open_counts(self, "threadpool", name, counts_running=True)
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> ProxyFuture[T]:
+        """Run ``fn(*args, **kwargs)`` in a worker thread of the pool.
+
+        Returns:
+            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
+            which can also be awaited in a coroutine; ``running()`` once a worker
+            has started the callable, which can no longer be cancelled then.
+
+        Raises:
+            TypeError: ``fn`` is not callable, or is a coroutine function
+                (``async def``: a coroutine needs an event loop).
+            RuntimeError: the pool has been shut down, or the interpreter is
+                shutting down.
+            concurrent.futures.thread.BrokenThreadPool: a worker's
+                ``initializer`` failed.
+        """
+        if not _OWN_WORK_ITEMS:
+            return super().submit(fn, *args, **kwargs)
+        check_submittable(fn)
+        future: ProxyFuture[T] = ProxyFuture()
+        with self._shutdown_lock, _thread._global_shutdown_lock:
+            if self._broken:
+                raise _thread.BrokenThreadPool(self._broken)
+            if self._shutdown:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            if _thread._shutdown:
+                raise RuntimeError(
+                    "cannot schedule new futures after interpreter shutdown"
+                )
+            counts = self._counts
+            counts.adopt(future)  # refused submits are not counted
+            # (The standard queue's type names the standard work item.)
+            item: Any = _WorkItem(future, fn, args, kwargs, counts)
+            self._work_queue.put(item)
+            # (Even with every worker started: its idle-worker Semaphore lets them
+            # run while the caller submits; without it, a loop of submits outruns
+            # them, and the futures pile up pending, costlier to wait on.)
+            self._adjust_thread_count()
+        return future
 
 
 def __getattr__(name: str) -> object:

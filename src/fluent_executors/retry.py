@@ -66,7 +66,7 @@ class _RetryFuture(ProxyFuture[T]):
             Exception: whatever the delegate's ``submit`` raises.
         """
         upstream = self._executor._submit_to_delegate(
-            self._fn, *self._args, **self._kwargs
+            self._fn, self._args, self._kwargs
         )
         counts = self._executor._counts
         counts.attempts += 1

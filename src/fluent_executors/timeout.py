@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
-from ._scheduler import TimerHandle, call_later
+from ._scheduler import DeadlineQueue, TimerHandle, call_later
 from ._wrapper import WrapperExecutor, check_non_negative, check_submittable
 
 if TYPE_CHECKING:
@@ -26,11 +26,15 @@ P = ParamSpec("P")
 class _TimeoutFuture(ProxyFuture[T]):
     """Follows the delegate's future; tries to cancel itself when its time is up."""
 
+    # Where its deadline is: in its executor's queue (the executor's own timeout),
+    # or, for another timeout of submit_timeout, a scheduler entry of its own.
+    _deadlines: DeadlineQueue | None = None
+    _timer: TimerHandle | None = None
+
     def __init__(self, executor: TimeoutExecutor[Any], timeout: float) -> None:
         super().__init__()
         self._executor = executor
         self._timeout = timeout
-        self._timer: TimerHandle | None = None
 
     def _arm(self) -> None:
         """Schedule :meth:`_expire` in :attr:`_timeout` seconds, unless done."""
@@ -42,6 +46,10 @@ class _TimeoutFuture(ProxyFuture[T]):
             timer.cancel()
 
     def _on_resolved(self) -> None:
+        deadlines = self._deadlines
+        if deadlines is not None:
+            deadlines.discard()
+            return
         timer = self._timer
         if timer is not None:
             timer.cancel()
@@ -73,11 +81,15 @@ class TimeoutExecutor(WrapperExecutor[R]):
 
     The timeouts of every executor share one scheduler thread,
     ``fluent-executors-scheduler``, which keeps a heap of deadlines: there is no
-    thread per executor or per future, and a future that is done in time costs one
-    heap entry, dropped at once. The cancel happens in one of that thread's workers,
-    ``fluent-executors-scheduler-worker`` (about a millisecond late), and so do the
-    done callbacks of the future it cancels; so a slow cancel (a poll executor's
-    cancel function, say) holds up no other deadline.
+    thread per executor or per future. The futures of the executor's own timeout
+    come due in the order they were submitted: the executor keeps them in a FIFO
+    and has one entry in the heap, its earliest deadline, whatever the number of
+    futures pending; a future done in time is dropped from the FIFO lazily, in O(1)
+    amortised. A future of :meth:`submit_timeout` with another timeout has a heap
+    entry of its own, dropped once it is done. The cancel happens in one of that
+    thread's workers, ``fluent-executors-scheduler-worker`` (about a millisecond
+    late), and so do the done callbacks of the future it cancels; so a slow cancel
+    (a poll executor's cancel function, say) holds up no other deadline.
 
     Args:
         delegate: the executor that runs the submitted callables.
@@ -123,6 +135,9 @@ class TimeoutExecutor(WrapperExecutor[R]):
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
         self._timeout = check_non_negative("timeout", timeout)
+        # The deadlines of the futures of its own timeout, which come due in the
+        # order of their submits: one scheduler entry for them all.
+        self._deadlines = DeadlineQueue(self._timeout)
         self._open_metrics("timeout")
 
     def _wrapper_fields(self) -> dict[str, object]:
@@ -211,9 +226,14 @@ class TimeoutExecutor(WrapperExecutor[R]):
     ) -> ProxyFuture[T]:
         self._check_open()
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
-        upstream = self._submit_to_delegate(fn, *args, **kwargs)
+        shared = timeout == self._timeout and timeout < math.inf
+        if shared:  # the executor's own timeout: its FIFO of deadlines
+            future._deadlines = self._deadlines  # before it can resolve
+        upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
-        if timeout < math.inf and not future.done():
+        if shared:
+            self._deadlines.add(future)
+        elif timeout < math.inf and not future.done():
             future._arm()
         return future
