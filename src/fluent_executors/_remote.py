@@ -221,15 +221,12 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
             handle = self._submit_remote(fn, args, kwargs)
         except BaseException as error:
             future._try_set_exception(error)  # counted as failed
-            self._forget(future)
+            self._outstanding.discard(future)
             raise
         future._attach(handle)
-        future.add_done_callback(self._forget)
+        # Done, it is dropped; the last one after shutdown(wait=False) closes.
+        future.add_done_callback(self._outstanding.discard)
         return future
-
-    def _forget(self, future: Future[Any]) -> None:
-        """Drop a done future; the last one after ``shutdown(wait=False)`` closes."""
-        self._outstanding.discard(future)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Stop accepting work; release what the executor owns once it is idle.

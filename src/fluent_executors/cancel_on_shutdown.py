@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from typing import Any, TypeVar, overload
 
 from ._fluent import FluentExecutor, R, SameResult
@@ -82,11 +82,8 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         if closed:
             future.cancel()
         else:
-            future.add_done_callback(self._forget)
+            future.add_done_callback(self._outstanding.discard)
         return future
-
-    def _forget(self, future: Future[Any]) -> None:
-        self._outstanding.discard(future)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Cancel every future not yet done; shut down the delegate.
