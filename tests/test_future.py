@@ -413,6 +413,24 @@ def test_wait_all_completed_wakes_on_proxies_resolved_in_other_threads():
     assert sorted(f.result() for f in done) == list(range(20))
 
 
+def test_wait_and_as_completed_make_no_condition_for_futures_done_before():
+    # wait() takes the Condition of every future, done or not: a future done before
+    # anyone asked for one gets a shared one that guards nothing, none of its own.
+    done: list[ProxyFuture[int]] = [ProxyFuture() for _ in range(3)]
+    for i, future in enumerate(done):
+        future._try_set_result(i)
+    pending: ProxyFuture[int] = ProxyFuture()
+
+    finished, not_finished = wait([*done, pending], timeout=0)
+    pending._try_set_result(3)
+    completed = list(as_completed([*done, pending], timeout=TIMEOUT))
+
+    assert (finished, not_finished) == (set(done), {pending})
+    assert sorted(f.result() for f in completed) == [0, 1, 2, 3]
+    assert all(future._made_condition is None for future in done)
+    assert pending._made_condition is not None  # wait() found it pending
+
+
 def raise_(error: BaseException) -> None:
     raise error
 

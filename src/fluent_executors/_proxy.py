@@ -55,6 +55,29 @@ class _LightCondition(threading.Condition):
         self._waiters: deque[Any] = deque()
 
 
+class _NoCondition(threading.Condition):
+    """The Condition of every future done before a thread asked for one: taking it
+    does nothing, and nobody waits on it (a done future never changes)."""
+
+    def __init__(self) -> None:  # instead of Condition.__init__: no lock at all
+        self._waiters: deque[Any] = deque()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        return True
+
+    def release(self) -> None:
+        pass
+
+    def __enter__(self) -> bool:
+        return True
+
+    def __exit__(self, *exc_info: object) -> None:
+        pass
+
+
+_NO_CONDITION = _NoCondition()
+
+
 def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
     """Return ``(cancelled, exception, result)`` of the done ``future``.
 
@@ -167,9 +190,14 @@ class ProxyFuture(Future[T]):
         :func:`~concurrent.futures.wait` and :func:`~concurrent.futures.as_completed`
         take it, and so do :meth:`result` and :meth:`exception` while the future is
         pending. Never read it with ``_lock`` held: the first read takes the lock.
+        A future done before anyone asked gets a shared Condition that guards
+        nothing (:func:`~concurrent.futures.wait` takes every future's, done or not,
+        and a done future never changes): no Condition is made for it.
         """
         condition = self._made_condition
         if condition is None:
+            if self._state in _DONE:  # it never changes again: nothing to guard
+                return _NO_CONDITION
             with self._lock:  # two threads must get the same Condition
                 condition = self._made_condition
                 if condition is None:

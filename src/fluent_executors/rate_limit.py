@@ -150,7 +150,7 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
 
     def _dispatched(self, token: _Call, upstream: Future[Any] | None) -> None:
         if upstream is None:  # the delegate refused it: the call leaves the window
-            with self._cond:
+            with self._lock:
                 self._calls.remove(token)
             return
         token.time = _clock.monotonic()

@@ -186,7 +186,7 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
         return True
 
     def _read_again(self) -> None:
-        with self._cond:
+        with self._lock:
             self._recheck = None
         self._pump()
 
@@ -204,6 +204,6 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
             upstream.add_done_callback(self._release)
 
     def _release(self, _: Future[Any] | None) -> None:
-        with self._cond:
+        with self._lock:
             self._running -= 1
         self._pump()
