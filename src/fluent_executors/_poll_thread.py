@@ -283,11 +283,14 @@ class _Poller:
         a descriptor whose future another thread resolves meanwhile may still be
         passed, as in any call (resolving it again is harmless)."""
         if full:
-            size = self._max_batch or len(batch)
-            delays = [
-                self._poll(batch[start : start + size])
-                for start in range(0, len(batch), size)
-            ]
+            size = self._max_batch
+            if size is None or size >= len(batch):  # one call: no copy of the batch
+                delays = [self._poll(batch)]
+            else:
+                delays = [
+                    self._poll(batch[start : start + size])
+                    for start in range(0, len(batch), size)
+                ]
         else:
             now = _clock.monotonic()
             due = [d for d in batch if d._not_before <= now]

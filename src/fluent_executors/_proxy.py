@@ -18,7 +18,7 @@ from concurrent.futures._base import (
     _Waiter,
 )
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, Union, cast
+from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 from ._callbacks import contain, run_flat
 
@@ -99,19 +99,22 @@ def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
     return False, None, future.result()
 
 
-class _Tracker(Protocol):
-    """What counts the futures of an executor (``_counts.Counts``): the future
-    increments ``done`` and ``failed`` or ``cancelled`` itself, as it is resolved,
-    and calls :meth:`record_end` afterwards while ``metrics`` is not ``None``."""
+if TYPE_CHECKING:  # for annotations only: a Protocol costs import time
+    from typing import Protocol
 
-    done: int
-    failed: int
-    cancelled: int
+    class _Tracker(Protocol):
+        """What counts the futures of an executor (``_counts.Counts``): the future
+        increments ``done`` and ``failed`` or ``cancelled`` itself, as it is resolved,
+        and calls :meth:`record_end` afterwards while ``metrics`` is not ``None``."""
 
-    @property
-    def metrics(self) -> object: ...
+        done: int
+        failed: int
+        cancelled: int
 
-    def record_end(self, future: ProxyFuture[Any]) -> None: ...
+        @property
+        def metrics(self) -> object: ...
+
+        def record_end(self, future: ProxyFuture[Any]) -> None: ...
 
 
 # A done callback of a ProxyFuture: a function of the future, or a ProxyFuture

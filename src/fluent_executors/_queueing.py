@@ -9,7 +9,7 @@ from abc import abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ._callbacks import in_library_thread
 from ._fluent import R
@@ -24,10 +24,17 @@ Prepared = TypeVar("Prepared")
 Token = TypeVar("Token")
 
 
-class _Job(NamedTuple):
-    fn: Callable[..., Any]
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
+class _Job:
+    """A callable waiting in the queue, with its arguments."""
+
+    __slots__ = ("args", "fn", "kwargs")
+
+    def __init__(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
 
 
 class _QueuedFuture(ProxyFuture[T]):
