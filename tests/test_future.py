@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fluent_executors import ProxyFuture
+from fluent_executors._proxy import _LightCondition
 
 TIMEOUT = 10.0
 
@@ -250,20 +251,29 @@ def test_stress_random_cancels_and_resolutions_leave_every_future_done(caplog):
 
 
 def test_has_every_field_of_a_standard_future():
-    # ProxyFuture sets up Future's fields itself (its Condition on first use), and
+    # ProxyFuture sets up Future's fields itself (its waiter list on first use), and
     # wait() and as_completed() read them: it must miss none.
     proxy: ProxyFuture[int] = ProxyFuture()
     for field in vars(Future()):
         getattr(proxy, field)
-    assert isinstance(proxy._condition, threading.Condition)
-    assert proxy._condition is proxy._condition
+    assert proxy._waiters is proxy._waiters
+
+
+def test_its_condition_for_wait_and_as_completed_is_its_lock():
+    # Those functions only acquire, release and enter a future's _condition (the
+    # standard library's source, 3.10 to 3.13): a proxy future gives them its lock,
+    # which guards its state and its waiter list.
+    proxy: ProxyFuture[int] = ProxyFuture()
+    assert proxy._condition is proxy._lock  # type: ignore[comparison-overlap]
+    with proxy._condition:
+        assert proxy._lock.locked()
 
 
 def test_the_light_condition_sets_every_field_of_a_standard_condition():
     # A proxy future's Condition skips Condition.__init__ and sets the fields itself:
     # on a Python whose Condition has other fields, it would miss them.
     standard = threading.Condition(threading.Lock())
-    light = ProxyFuture()._condition
+    light = _LightCondition(threading.Lock())
     assert set(vars(light)) | {"acquire", "release"} == set(vars(standard))
 
 
@@ -413,9 +423,9 @@ def test_wait_all_completed_wakes_on_proxies_resolved_in_other_threads():
     assert sorted(f.result() for f in done) == list(range(20))
 
 
-def test_wait_and_as_completed_make_no_condition_for_futures_done_before():
-    # wait() takes the Condition of every future, done or not: a future done before
-    # anyone asked for one gets a shared one that guards nothing, none of its own.
+def test_wait_and_as_completed_make_no_condition():
+    # They take every future's _condition, done or not: a proxy future's is its
+    # lock, so they make no Condition, for a pending future or a done one.
     done: list[ProxyFuture[int]] = [ProxyFuture() for _ in range(3)]
     for i, future in enumerate(done):
         future._try_set_result(i)
@@ -427,8 +437,7 @@ def test_wait_and_as_completed_make_no_condition_for_futures_done_before():
 
     assert (finished, not_finished) == (set(done), {pending})
     assert sorted(f.result() for f in completed) == [0, 1, 2, 3]
-    assert all(future._made_condition is None for future in done)
-    assert pending._made_condition is not None  # wait() found it pending
+    assert all(future._made_condition is None for future in [*done, pending])
 
 
 def raise_(error: BaseException) -> None:

@@ -18,10 +18,13 @@
 #                                   clock; the library's exceptions
 #   _callbacks                      running users' callbacks (contained, flat)
 #
-# The ways up, deferred imports on first use: a with_* method of _fluent imports the
-# module of the wrapper it builds (its return type is that subclass of
-# FluentExecutor); _metrics imports _exporters when the first executor is created.
-# Deferred too, though not up: _stats (dataclasses import inspect), by stats().
+# Deferred imports, on first use: __init__ imports the facade only, and every other
+# public name when it is first looked up (_DEFERRED, below); the facade imports the
+# module of each executor as its method is first looked up. The ways up: a with_*
+# method of _fluent imports the module of the wrapper it builds (its return type is
+# that subclass of FluentExecutor); _metrics imports _exporters when the first
+# executor is created. Deferred too, though not up: _stats (dataclasses import
+# inspect), by stats().
 
 """Composable :mod:`concurrent.futures` executors: poll remote tasks through one poll
 function, and wrap any executor in more behaviour, one ``with_*`` call at a time.
@@ -33,43 +36,14 @@ Everything public is importable from here::
 
 from typing import TYPE_CHECKING
 
-from ._errors import TimeoutCancelledError
-from ._fluent import FluentExecutor, SameResult
-from ._progress import progress
-from ._proxy import ProxyFuture
-from .asyncio import AsyncioExecutor
-from .bind import BoundCallable
-from .cancel_on_shutdown import CancelOnShutdownExecutor
-from .dask import DaskExecutor
 from .executors import Executors
-from .futures import (
-    f_and,
-    f_apply,
-    f_flat_map,
-    f_map,
-    f_nocancel,
-    f_or,
-    f_proxy,
-    f_return,
-    f_return_cancelled,
-    f_return_error,
-    f_sequence,
-    f_timeout,
-    f_traverse,
-    f_zip,
-)
-from .map import FlatMapExecutor, MapExecutor
-from .poll import CancelFn, PollDescriptor, PollExecutor, PollFn
-from .pools import ThreadPoolExecutor
-from .rate_limit import RateLimitExecutor
-from .ray import RayExecutor
-from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy
-from .sync import SyncExecutor
-from .throttle import ThrottleCount, ThrottleExecutor
-from .timeout import TimeoutExecutor
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
+    from ._errors import TimeoutCancelledError
+    from ._fluent import FluentExecutor, SameResult
     from ._process_pool import ProcessPoolExecutor
+    from ._progress import progress
+    from ._proxy import ProxyFuture
     from ._stats import (
         ExecutorStats,
         PollStats,
@@ -79,6 +53,35 @@ if TYPE_CHECKING:
         TimeoutStats,
         scheduler_stats,
     )
+    from .asyncio import AsyncioExecutor
+    from .bind import BoundCallable
+    from .cancel_on_shutdown import CancelOnShutdownExecutor
+    from .dask import DaskExecutor
+    from .futures import (
+        f_and,
+        f_apply,
+        f_flat_map,
+        f_map,
+        f_nocancel,
+        f_or,
+        f_proxy,
+        f_return,
+        f_return_cancelled,
+        f_return_error,
+        f_sequence,
+        f_timeout,
+        f_traverse,
+        f_zip,
+    )
+    from .map import FlatMapExecutor, MapExecutor
+    from .poll import CancelFn, PollDescriptor, PollExecutor, PollFn
+    from .pools import ThreadPoolExecutor
+    from .rate_limit import RateLimitExecutor
+    from .ray import RayExecutor
+    from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy
+    from .sync import SyncExecutor
+    from .throttle import ThrottleCount, ThrottleExecutor
+    from .timeout import TimeoutExecutor
 
 __version__ = "0.1.0"
 
@@ -135,18 +138,74 @@ __all__ = [
 ]
 
 
+# Every public name but Executors, by the module that defines it, imported on first
+# use (PEP 562): "import fluent_executors" imports the facade only, and a program
+# imports the modules of the executors it uses (tests/test_init.py checks that
+# this table, the imports above and __all__ name the same things).
+_DEFERRED = {
+    "._errors": ("TimeoutCancelledError",),
+    "._fluent": ("FluentExecutor", "SameResult"),
+    "._process_pool": ("ProcessPoolExecutor",),
+    "._progress": ("progress",),
+    "._proxy": ("ProxyFuture",),
+    "._stats": (
+        "ExecutorStats",
+        "PollStats",
+        "QueueStats",
+        "RetryStats",
+        "SchedulerStats",
+        "TimeoutStats",
+        "scheduler_stats",
+    ),
+    ".asyncio": ("AsyncioExecutor",),
+    ".bind": ("BoundCallable",),
+    ".cancel_on_shutdown": ("CancelOnShutdownExecutor",),
+    ".dask": ("DaskExecutor",),
+    ".futures": (
+        "f_and",
+        "f_apply",
+        "f_flat_map",
+        "f_map",
+        "f_nocancel",
+        "f_or",
+        "f_proxy",
+        "f_return",
+        "f_return_cancelled",
+        "f_return_error",
+        "f_sequence",
+        "f_timeout",
+        "f_traverse",
+        "f_zip",
+    ),
+    ".map": ("FlatMapExecutor", "MapExecutor"),
+    ".poll": ("CancelFn", "PollDescriptor", "PollExecutor", "PollFn"),
+    ".pools": ("ThreadPoolExecutor",),
+    ".rate_limit": ("RateLimitExecutor",),
+    ".ray": ("RayExecutor",),
+    ".retry": ("ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy"),
+    ".sync": ("SyncExecutor",),
+    ".throttle": ("ThrottleCount", "ThrottleExecutor"),
+    ".timeout": ("TimeoutExecutor",),
+}
+_MODULE_OF = {name: module for module, names in _DEFERRED.items() for name in names}
+
+
 def __getattr__(name: str) -> object:
-    """``ProcessPoolExecutor`` and the stats snapshots (``ExecutorStats``, ...,
-    ``scheduler_stats``), imported on first use, so that ``import fluent_executors``
-    imports neither multiprocessing nor dataclasses (PEP 562)."""
-    if name == "ProcessPoolExecutor":
-        from ._process_pool import ProcessPoolExecutor
+    """A public name other than ``Executors``, imported from its module on first use
+    (PEP 562).
 
-        return ProcessPoolExecutor
-    if name == "scheduler_stats" or name.endswith("Stats"):  # the names of _stats
-        from . import _stats
+    Raises:
+        AttributeError: the package has no such name.
+    """
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
 
-        value = getattr(_stats, name, None)
-        if value is not None:
-            return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next lookup finds it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -75,7 +75,10 @@ class _Poller:
         self._logger = logger
         self._name = name
         self._counts = counts
-        self._cond = threading.Condition(threading.Lock())
+        # The lock guards the bookkeeping; the poll thread waits on the Condition.
+        # (Taken often, the lock is taken directly: a Condition's "with" is Python.)
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         # Dicts as insertion-ordered sets: O(1) add and remove, ordered snapshots.
         self._outstanding = Outstanding()  # submitted, not done
         self._polled: dict[PollDescriptor[Any], None] = {}  # delegate done, not done
@@ -101,7 +104,7 @@ class _Poller:
         self._outstanding.add(future)
         if self._thread is not None:
             return
-        with self._cond:
+        with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run,
@@ -110,23 +113,26 @@ class _Poller:
                 )
                 self._thread.start()
 
-    def forget(self, future: Future[Any]) -> None:
+    def forget(self, future: _PollFuture[Any]) -> None:
         """Drop a done future from the bookkeeping (each future's ``_on_resolved``)."""
-        with self._cond:
-            descriptor = getattr(future, "_descriptor", None)
+        with self._lock:
+            descriptor = future._descriptor
             if descriptor is not None:
                 self._polled.pop(descriptor, None)
-                future._descriptor = None  # type: ignore[attr-defined]  # no cycle
+                future._descriptor = None  # no reference cycle
         self._outstanding.discard(future)
 
     def start_polling(self, descriptor: PollDescriptor[Any]) -> None:
         """Add the future of ``descriptor`` to those being polled."""
         future = descriptor._future
         descriptor._since = descriptor._last_polled = _clock.monotonic()
-        with self._cond:
+        with self._lock:
             if future.done():
                 return
             future._descriptor = descriptor
+            # The delegate's future is needed no more: cancel() reads the result
+            # from the descriptor.
+            future._upstream = None
             if self._counting_rounds:
                 descriptor._rounds_from = self.full_rounds
             idle = not self._polled
@@ -170,7 +176,7 @@ class _Poller:
         Without a cancel function, a future being polled is cancelled locally:
         there is no remote work to cancel.
         """
-        with self._cond:
+        with self._lock:
             self._cancel_all = True
         for future in self._outstanding.close():
             future.cancel()
@@ -233,7 +239,7 @@ class _Poller:
         try:
             self._loop_polls()
         finally:
-            with self._cond:  # none is left unless the thread failed: answer them
+            with self._lock:  # none is left unless the thread failed: answer them
                 cancels, self._cancels = self._cancels, []
             for answer, reply in cancels:
                 getattr(answer, "close", lambda: None)()  # a coroutine never awaited
@@ -270,7 +276,7 @@ class _Poller:
                 continue
             delay = self._round(batch, full)
             del batch  # not kept alive while the thread waits
-            with self._cond:
+            with self._lock:
                 self._deadline = (
                     _clock.monotonic() + delay if delay < math.inf else None
                 )
@@ -325,7 +331,7 @@ class _Poller:
 
     def _next_deferred(self, now: float) -> float:
         """Seconds until the first deferred descriptor is due (``inf``: none)."""
-        with self._cond:
+        with self._lock:
             polled = list(self._polled)
         later = [d._not_before for d in polled if d._not_before > now]
         return min(later) - now if later else math.inf

@@ -31,9 +31,11 @@ logger = logging.getLogger(__name__)
 # method of Future takes that Condition through Python-level __enter__ calls: objects
 # the garbage collector walks at each full collection, and calls that the threads of
 # a pool contend for. A proxy future keeps the same fields (the module functions
-# wait() and as_completed() read them) but guards them with one plain Lock, reads a
-# done future without it (a done future never changes), and makes its Condition only
-# when a thread is about to wait on it.
+# wait() and as_completed() read them) but guards them with one plain Lock, which is
+# also its _condition: those functions only acquire and release it (in C, where a
+# Condition's __enter__ is Python), and append their waiters under it. It reads a
+# done future without the lock (a done future never changes), and makes a Condition
+# only when a thread blocks in result() or exception().
 _DONE = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED})
 _CANCELLED = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED})
 
@@ -42,8 +44,7 @@ _CANCELLED = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED})
 # AttributeError each that a plain Lock has no _release_save, _acquire_restore or
 # _is_owned (Condition's own methods then serve). The Condition of a proxy future
 # skips the AttributeErrors: it sets the fields that Condition's methods read, the
-# lock's acquire and release bound as Condition binds them (C-level calls for
-# wait() and as_completed(), which take it per future) (3.10 to 3.13;
+# lock's acquire and release bound as Condition binds them (3.10 to 3.13;
 # tests/test_future.py fails if a version's Condition has other fields).
 class _LightCondition(threading.Condition):
     """A ``threading.Condition`` over a plain ``Lock``, made quickly."""
@@ -53,29 +54,6 @@ class _LightCondition(threading.Condition):
         self.acquire = lock.acquire  # type: ignore[method-assign]
         self.release = lock.release  # type: ignore[method-assign]
         self._waiters: deque[Any] = deque()
-
-
-class _NoCondition(threading.Condition):
-    """The Condition of every future done before a thread asked for one: taking it
-    does nothing, and nobody waits on it (a done future never changes)."""
-
-    def __init__(self) -> None:  # instead of Condition.__init__: no lock at all
-        self._waiters: deque[Any] = deque()
-
-    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        return True
-
-    def release(self) -> None:
-        pass
-
-    def __enter__(self) -> bool:
-        return True
-
-    def __exit__(self, *exc_info: object) -> None:
-        pass
-
-
-_NO_CONDITION = _NoCondition()
 
 
 def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
@@ -176,7 +154,10 @@ class ProxyFuture(Future[T]):
     def __init__(self) -> None:  # Future.__init__ is what this avoids (see above)
         # Every field set here, even those that may never change: an attribute
         # that an instance sets later is slower to set and to read.
-        self._lock = threading.Lock()
+        lock = self._lock = threading.Lock()
+        # What wait() and as_completed() take (see above); a type checker reads
+        # Future's Condition, of which they use acquire, release and "with".
+        self._condition = lock  # type: ignore[assignment]
         self._state = PENDING
         self._result: T | None = None
         self._exception: BaseException | None = None
@@ -184,28 +165,8 @@ class ProxyFuture(Future[T]):
         self._done_callbacks: _Callback | list[_Callback] | None = None
         self._upstream: Future[Any] | None = None
         self._cancelling = False
-        self._made_condition: threading.Condition | None = None  # see _condition
+        self._made_condition: threading.Condition | None = None  # see _wait
         self._waiter_list: list[_Waiter] | None = None  # see _waiters
-
-    def _get_condition(self) -> threading.Condition:
-        """The Condition over ``_lock`` that threads wait on, made on first use.
-
-        :func:`~concurrent.futures.wait` and :func:`~concurrent.futures.as_completed`
-        take it, and so do :meth:`result` and :meth:`exception` while the future is
-        pending. Never read it with ``_lock`` held: the first read takes the lock.
-        A future done before anyone asked gets a shared Condition that guards
-        nothing (:func:`~concurrent.futures.wait` takes every future's, done or not,
-        and a done future never changes): no Condition is made for it.
-        """
-        condition = self._made_condition
-        if condition is None:
-            if self._state in _DONE:  # it never changes again: nothing to guard
-                return _NO_CONDITION
-            with self._lock:  # two threads must get the same Condition
-                condition = self._made_condition
-                if condition is None:
-                    condition = self._made_condition = _LightCondition(self._lock)
-        return condition
 
     def _get_waiters(self) -> list[_Waiter]:
         """The waiters of :func:`~concurrent.futures.wait` and
@@ -216,14 +177,12 @@ class ProxyFuture(Future[T]):
             waiters = self._waiter_list = []
         return waiters
 
-    # Type checkers see the fields of Future that wait() and as_completed() use; at
-    # run time they are properties, made on first use. (Every field of a future is
+    # Type checkers see the field of Future that wait() and as_completed() use; at
+    # run time it is a property, made on first use. (Every field of a future is
     # set in __init__: one set later would make the instance's __dict__.)
     if TYPE_CHECKING:
-        _condition: threading.Condition
         _waiters: list[_Waiter]
     else:
-        _condition = property(_get_condition)
         _waiters = property(_get_waiters)
 
     # -- the standard Future methods, over one Lock ---------------------------------
@@ -278,8 +237,10 @@ class ProxyFuture(Future[T]):
         """
         if timeout is not None and timeout > threading.TIMEOUT_MAX:
             timeout = None
-        condition = self._condition
-        with condition:
+        with self._lock:  # the Condition is made once, over this lock
+            condition = self._made_condition
+            if condition is None:
+                condition = self._made_condition = _LightCondition(self._lock)
             if condition.wait_for(self.done, timeout):
                 return
         raise FutureTimeoutError()
@@ -426,8 +387,8 @@ class ProxyFuture(Future[T]):
                     tracker.failed += 1
                 elif state != FINISHED:
                     tracker.cancelled += 1
-            if self._made_condition is not None:  # else nobody waits: see _wake
-                self._wake(event)
+            if self._made_condition is not None or self._waiter_list:
+                self._wake(event)  # else nobody waits
         self._upstream = None
         if self._has_on_resolved or (
             tracker is not None and tracker.metrics is not None
@@ -452,15 +413,12 @@ class ProxyFuture(Future[T]):
         ``waiter.<event>(self)`` of each waiter of :func:`~concurrent.futures.wait`
         or :func:`~concurrent.futures.as_completed`. Called with ``_lock`` held.
 
-        A thread makes the Condition before it takes the lock to look at the state
-        (and the waiters add themselves under the Condition), so while there is no
-        Condition nobody waits.
+        Both kinds add themselves under ``_lock``, so while there is neither a
+        Condition nor a waiter list nobody waits.
         """
         condition = self._made_condition
-        if condition is None:
-            return
-        if condition._waiters:  # type: ignore[attr-defined]  # threads in wait()
-            condition.notify_all()
+        if condition is not None and condition._waiters:  # type: ignore[attr-defined]
+            condition.notify_all()  # threads blocked in result() or exception()
         for waiter in self._waiter_list or ():
             getattr(waiter, event)(self)
 

@@ -11,24 +11,22 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from ._fluent import FluentExecutor, SameResult
-from ._wrapper import wrapping
-from .asyncio import AsyncioExecutor
-from .bind import BoundCallable, flat_bound
-from .cancel_on_shutdown import CancelOnShutdownExecutor
-from .dask import DaskExecutor
-from .map import FlatMapExecutor, MapExecutor
-from .poll import PollExecutor
-from .pools import ThreadPoolExecutor
-from .rate_limit import RateLimitExecutor
-from .ray import RayExecutor
-from .retry import RetryExecutor
-from .sync import SyncExecutor
-from .throttle import ThrottleExecutor
-from .timeout import TimeoutExecutor
-
 if TYPE_CHECKING:
+    from ._fluent import FluentExecutor, SameResult
     from ._process_pool import ProcessPoolExecutor
+    from .asyncio import AsyncioExecutor
+    from .bind import BoundCallable
+    from .cancel_on_shutdown import CancelOnShutdownExecutor
+    from .dask import DaskExecutor
+    from .map import FlatMapExecutor, MapExecutor
+    from .poll import PollExecutor
+    from .pools import ThreadPoolExecutor
+    from .rate_limit import RateLimitExecutor
+    from .ray import RayExecutor
+    from .retry import RetryExecutor
+    from .sync import SyncExecutor
+    from .throttle import ThrottleExecutor
+    from .timeout import TimeoutExecutor
 
 __all__ = ["Executors"]
 
@@ -37,6 +35,34 @@ T = TypeVar("T")
 # its default, which a type variable must not have before P in a signature.
 DelegateResult = TypeVar("DelegateResult")
 P = ParamSpec("P")
+
+
+class _OnFirstUse:
+    """A method of the facade, made on first use from the class that it builds, and
+    imported then: importing the facade imports no executor's module.
+
+    Its first lookup puts the method in its place on the class: ``cls`` itself
+    (calling it builds one), or with ``wrap``, ``wrapping(cls)`` (a ``with_*``
+    method, whose ``name`` defaults to the delegate's)."""
+
+    def __init__(self, module: str, cls: str, *, wrap: bool = False) -> None:
+        self._module = module
+        self._cls = cls
+        self._wrap = wrap
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, instance: object, owner: type) -> Callable[..., Any]:
+        import importlib
+
+        from ._wrapper import wrapping
+
+        cls = getattr(importlib.import_module(self._module, __package__), self._cls)
+        method = wrapping(cls, self._name) if self._wrap else cls
+        setattr(owner, self._name, staticmethod(method))
+        return method
 
 
 class Executors:
@@ -77,6 +103,8 @@ class Executors:
                 TypeError: ``name`` is not a ``str``.
                 ValueError: ``max_workers`` is not positive.
             """
+            from .pools import ThreadPoolExecutor
+
             return ThreadPoolExecutor(*args, name=name, **kwargs)
 
         @staticmethod
@@ -97,14 +125,13 @@ class Executors:
 
             return ProcessPoolExecutor(*args, name=name, **kwargs)
 
-    sync = staticmethod(SyncExecutor)
-    dask = staticmethod(DaskExecutor)
-    ray = staticmethod(RayExecutor)
-
     if TYPE_CHECKING:
         # Type checkers see the constructors (their overloads give a wrapper of a
         # FluentExecutor[R] the result type R); at run time, wrapping(cls) calls
         # the constructor with the delegate's name as the default name.
+        sync = staticmethod(SyncExecutor)
+        dask = staticmethod(DaskExecutor)
+        ray = staticmethod(RayExecutor)
         with_poll = PollExecutor
         with_retry = RetryExecutor
         with_timeout = TimeoutExecutor
@@ -115,16 +142,19 @@ class Executors:
         with_rate_limit = RateLimitExecutor
         with_cancel_on_shutdown = CancelOnShutdownExecutor
     else:
-        with_poll = staticmethod(wrapping(PollExecutor, "with_poll"))
-        with_retry = staticmethod(wrapping(RetryExecutor, "with_retry"))
-        with_timeout = staticmethod(wrapping(TimeoutExecutor, "with_timeout"))
-        with_asyncio = staticmethod(wrapping(AsyncioExecutor, "with_asyncio"))
-        with_map = staticmethod(wrapping(MapExecutor, "with_map"))
-        with_flat_map = staticmethod(wrapping(FlatMapExecutor, "with_flat_map"))
-        with_throttle = staticmethod(wrapping(ThrottleExecutor, "with_throttle"))
-        with_rate_limit = staticmethod(wrapping(RateLimitExecutor, "with_rate_limit"))
-        with_cancel_on_shutdown = staticmethod(
-            wrapping(CancelOnShutdownExecutor, "with_cancel_on_shutdown")
+        sync = _OnFirstUse(".sync", "SyncExecutor")
+        dask = _OnFirstUse(".dask", "DaskExecutor")
+        ray = _OnFirstUse(".ray", "RayExecutor")
+        with_poll = _OnFirstUse(".poll", "PollExecutor", wrap=True)
+        with_retry = _OnFirstUse(".retry", "RetryExecutor", wrap=True)
+        with_timeout = _OnFirstUse(".timeout", "TimeoutExecutor", wrap=True)
+        with_asyncio = _OnFirstUse(".asyncio", "AsyncioExecutor", wrap=True)
+        with_map = _OnFirstUse(".map", "MapExecutor", wrap=True)
+        with_flat_map = _OnFirstUse(".map", "FlatMapExecutor", wrap=True)
+        with_throttle = _OnFirstUse(".throttle", "ThrottleExecutor", wrap=True)
+        with_rate_limit = _OnFirstUse(".rate_limit", "RateLimitExecutor", wrap=True)
+        with_cancel_on_shutdown = _OnFirstUse(
+            ".cancel_on_shutdown", "CancelOnShutdownExecutor", wrap=True
         )
 
     @overload
@@ -167,6 +197,8 @@ class Executors:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` is not
                 callable.
         """
+        from .bind import BoundCallable
+
         return BoundCallable(executor, fn)
 
     @overload
@@ -211,4 +243,6 @@ class Executors:
             TypeError: ``executor`` has no ``submit`` method; ``fn`` is not
                 callable.
         """
+        from .bind import flat_bound
+
         return flat_bound(executor, fn)

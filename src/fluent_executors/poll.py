@@ -189,9 +189,12 @@ class _PollFuture(ProxyFuture[T]):
         self._poller.forget(self)
 
     def _cancel_hook(self) -> bool:
-        delegate = self._upstream
-        if delegate is None:  # resolved since cancel() looked
-            return False
+        delegate = self._upstream  # None once polled: its result is the descriptor's
+        if delegate is None:
+            descriptor = self._descriptor
+            if descriptor is None:  # resolved since cancel() looked
+                return False
+            return self._poller.run_cancel_fn(descriptor._result, self)
         try:
             if delegate.cancel():  # still queued on the delegate
                 return True
@@ -430,9 +433,6 @@ class PollExecutor(WrapperExecutor[R]):
         """
         self._check_open()
         future: _PollFuture[T] = _PollFuture(self._poller)
-        done: Future[T] = Future()
-        done.set_result(result)
-        future._upstream = done  # what cancel() reads, as for a submitted future
         self._counts.adopt(future)
         try:
             self._poller.add(future)

@@ -1,0 +1,96 @@
+"""The package's namespace: ``import fluent_executors`` imports the facade only, and
+every public name is there on first use, from its module (PEP 562)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import fluent_executors
+
+INIT = Path(fluent_executors.__file__)
+
+
+def type_checking_imports() -> dict[str, set[str]]:
+    """The names that ``__init__``'s ``TYPE_CHECKING`` block imports, by module."""
+    tree = ast.parse(INIT.read_text())
+    (block,) = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+    ]
+    found: dict[str, set[str]] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        found["." + str(node.module)] = {alias.name for alias in node.names}
+    return found
+
+
+def test_the_deferred_names_are_those_type_checkers_see_and_all_exports() -> None:
+    deferred = {m: set(names) for m, names in fluent_executors._DEFERRED.items()}
+    assert deferred == type_checking_imports()
+    every = {name for names in deferred.values() for name in names}
+    assert set(fluent_executors.__all__) == every | {"Executors", "__version__"}
+    assert len(fluent_executors.__all__) == len(set(fluent_executors.__all__))
+
+
+@pytest.mark.parametrize("name", sorted(fluent_executors.__all__))
+def test_every_public_name_is_there_and_from_its_module(name: str) -> None:
+    value = getattr(fluent_executors, name)
+    module = fluent_executors._MODULE_OF.get(name)
+    if module is not None:
+        defined = importlib.import_module(module, "fluent_executors")
+        assert value is getattr(defined, name)
+    assert name in dir(fluent_executors)
+
+
+def test_an_unknown_name_raises_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'PolExecutor'"):
+        fluent_executors.PolExecutor  # noqa: B018
+    with pytest.raises(ImportError):
+        from fluent_executors import PolExecutor  # type: ignore[attr-defined]  # noqa: F401
+
+
+def run_python(code: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return completed.stdout.strip()
+
+
+def test_importing_the_package_imports_the_facade_only() -> None:
+    code = (
+        "import sys, fluent_executors; "
+        "print(sorted(m for m in sys.modules if m.startswith('fluent_executors')"
+        " or m in ('asyncio', 'multiprocessing', 'dataclasses', 'inspect')))"
+    )
+    assert run_python(code) == "['fluent_executors', 'fluent_executors.executors']"
+
+
+def test_a_facade_method_imports_the_module_of_the_executor_it_builds() -> None:
+    code = (
+        "import sys; from fluent_executors import Executors; "
+        "pool = Executors.sync(); "
+        "wrapped = Executors.with_retry(pool); "
+        "print(type(pool).__name__, type(wrapped).__name__, "
+        "'fluent_executors.retry' in sys.modules, "
+        "'fluent_executors.poll' in sys.modules, 'asyncio' in sys.modules)"
+    )
+    assert run_python(code) == "SyncExecutor RetryExecutor True False False"
+
+
+def test_star_import_gives_every_public_name() -> None:
+    code = (
+        "from fluent_executors import *; import fluent_executors as fe; "
+        "print(all(globals()[n] is getattr(fe, n) for n in fe.__all__))"
+    )
+    assert run_python(code) == "True"
