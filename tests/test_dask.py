@@ -44,10 +44,12 @@ DASK_CONFIG = {
 }
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def clusters() -> Iterator[Callable[[bool], Any]]:
     """Returns the client of a 2-worker local cluster of processes or threads,
-    started at first use and closed at the end of the session."""
+    started at first use and closed at the end of this module: the scheduler's
+    threads draw from the global random state, which must not change while
+    Hypothesis draws the data of a later module's test."""
     with dask.config.set(DASK_CONFIG):
         yield from _clusters()
 

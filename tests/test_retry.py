@@ -233,6 +233,17 @@ def test_full_jitter_draws_between_zero_and_the_backoff(
     )
 
 
+def test_jitter_leaves_the_global_random_state_alone() -> None:
+    # The library draws delays from its threads at any moment: a program that
+    # seeded the random module must draw the same numbers whatever it retries.
+    policy = ExceptionRetryPolicy(sleep=1.0, jitter=True)
+    state = random.getstate()
+    delays = {policy.sleep_time(attempt, Future()) for attempt in range(1, 20)}
+
+    assert random.getstate() == state
+    assert len(delays) > 1  # drawn, not fixed
+
+
 def test_jitter_is_off_by_default() -> None:
     policy = ExceptionRetryPolicy()
 

@@ -8,12 +8,16 @@ about failed polls (``poll_retry_policy``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._proxy import outcome
 from ._wrapper import check_callable, check_non_negative
+
+if TYPE_CHECKING:
+    import random
 
 __all__ = ["ExceptionRetryPolicy", "RetryPolicy", "check_policy"]
 
@@ -109,7 +113,9 @@ class ExceptionRetryPolicy(RetryPolicy):
         max_sleep: the longest delay in seconds.
         exception_base: the exception type, or a tuple or list of types, to retry;
             any other exception fails the future at once.
-        jitter: draw each delay uniformly from ``[0, delay]``.
+        jitter: draw each delay uniformly from ``[0, delay]``, from a random
+            number generator of the library's own (the global :mod:`random`
+            state, which a program may have seeded, is left alone).
         max_duration: if not ``None``, the seconds after the first attempt's submit
             beyond which no attempt is started. An attempt under way at that time
             is not stopped: the future resolves with its outcome.
@@ -189,9 +195,7 @@ class ExceptionRetryPolicy(RetryPolicy):
             delay = self._max_sleep if self._sleep else 0.0
         if not self._jitter:
             return delay
-        import random  # on first use: import fluent_executors stays cheap
-
-        return random.uniform(0.0, delay)
+        return _jitter_random().uniform(0.0, delay)
 
     def next_delay(
         self, attempt: int, future: Future[Any], elapsed: float
@@ -240,3 +244,14 @@ def check_policy(policy: object) -> None:
         raise TypeError(
             f"retry_policy must be a RetryPolicy, got {type(policy).__name__}"
         )
+
+
+@functools.cache
+def _jitter_random() -> random.Random:
+    """The generator that jitter is drawn from, made on first use (importing
+    :mod:`random` costs import time). The library's own: delays are drawn from
+    its threads at any moment, and drawing them from the global :mod:`random`
+    state would change what a program that seeded it draws next."""
+    import random
+
+    return random.Random()
