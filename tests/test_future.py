@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+import concurrent.futures._base
+import inspect
 import math
 import random
 import threading
@@ -257,6 +260,43 @@ def test_has_every_field_of_a_standard_future():
     for field in vars(Future()):
         getattr(proxy, field)
     assert proxy._waiters is proxy._waiters
+
+
+def test_the_standard_functions_only_acquire_release_and_enter_a_futures_condition():
+    # What makes a plain lock enough as a proxy future's _condition: outside the
+    # methods of Future (which ProxyFuture overrides), the standard library's
+    # concurrent.futures takes another future's _condition in these ways only.
+    tree = ast.parse(inspect.getsource(concurrent.futures._base))
+    parents = {
+        child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+    }
+    uses = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "_condition":
+            if ast.unparse(node.value) == "self":
+                continue
+            parent = parents[node]
+            if isinstance(parent, ast.withitem):
+                uses.add("with")
+            else:
+                assert isinstance(parent, ast.Attribute)
+                uses.add(parent.attr)
+    assert uses == {"acquire", "release", "with"}
+    # And Future's own methods that take it: ProxyFuture overrides each of them,
+    # but __repr__, which only enters it.
+    future_class = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.ClassDef) and node.name == "Future"
+    )
+    for method in future_class.body:
+        if isinstance(method, ast.FunctionDef) and "self._condition" in ast.unparse(
+            method
+        ):
+            if method.name == "__repr__":
+                assert "with self._condition:" in ast.unparse(method)
+            else:
+                assert method.name in vars(ProxyFuture), method.name
 
 
 def test_its_condition_for_wait_and_as_completed_is_its_lock():

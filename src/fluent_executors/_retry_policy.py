@@ -114,7 +114,7 @@ class ExceptionRetryPolicy(RetryPolicy):
         exception_base: the exception type, or a tuple or list of types, to retry;
             any other exception fails the future at once.
         jitter: draw each delay uniformly from ``[0, delay]``, from a random
-            number generator of the library's own (the global :mod:`random`
+            number generator of the library's own (the global ``random``
             state, which a program may have seeded, is left alone).
         max_duration: if not ``None``, the seconds after the first attempt's submit
             beyond which no attempt is started. An attempt under way at that time
@@ -249,8 +249,8 @@ def check_policy(policy: object) -> None:
 @functools.cache
 def _jitter_random() -> random.Random:
     """The generator that jitter is drawn from, made on first use (importing
-    :mod:`random` costs import time). The library's own: delays are drawn from
-    its threads at any moment, and drawing them from the global :mod:`random`
+    ``random`` costs import time). The library's own: delays are drawn from
+    its threads at any moment, and drawing them from the global ``random``
     state would change what a program that seeded it draws next."""
     import random
 
