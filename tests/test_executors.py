@@ -275,3 +275,22 @@ def test_a_used_chain_is_freed_without_the_garbage_collector(build):
     finally:
         gc.enable()
         pool.shutdown()
+
+
+def test_a_subclass_override_of_a_facade_method_stays_in_place() -> None:
+    # A facade method is made on its first lookup, and put on Executors itself: a
+    # lookup through a subclass (super() in an override) must not replace the
+    # subclass's own method.
+    calls: list[str] = []
+
+    class Mine(Executors):
+        @classmethod
+        def with_retry(cls, delegate: Any, *args: Any, **kwargs: Any) -> Any:
+            calls.append("override")
+            return super().with_retry(delegate, *args, **kwargs)
+
+    for _ in range(2):
+        with Mine.with_retry(Executors.sync()) as executor:
+            assert executor.submit(pow, 2, 3).result() == 8
+    assert calls == ["override", "override"]
+    assert Mine.with_map is Executors.with_map

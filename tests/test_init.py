@@ -94,3 +94,12 @@ def test_star_import_gives_every_public_name() -> None:
         "print(all(globals()[n] is getattr(fe, n) for n in fe.__all__))"
     )
     assert run_python(code) == "True"
+
+
+def test_a_submodule_is_an_attribute_of_the_package_once_looked_up() -> None:
+    code = (
+        "import fluent_executors as fe; "
+        "print(fe.futures.f_map.__name__, fe.poll.PollExecutor.__name__, "
+        "fe._proxy.ProxyFuture.__name__, hasattr(fe, 'no_such_module'))"
+    )
+    assert run_python(code) == "f_map PollExecutor ProxyFuture False"

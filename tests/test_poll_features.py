@@ -21,6 +21,7 @@ from fluent_executors import (
     PollExecutor,
     RetryPolicy,
 )
+from fluent_executors._poll_thread import _Poller
 from fluent_executors.testing import virtual_time
 
 
@@ -340,6 +341,32 @@ def test_an_attached_future_is_cancelled_through_the_cancel_function(executors):
 
     assert future.cancel()
     assert cancelled == ["task-7"]
+
+
+def test_an_attached_future_can_be_cancelled_before_it_is_first_polled(
+    executors, monkeypatch
+):
+    # A shutdown(cancel_futures=True) may cancel it between attach() counting it
+    # and its entering polling: the cancel function gets its result then too.
+    cancelled: list[Any] = []
+    answers: list[bool] = []
+    executor = Executors.sync().with_poll(
+        Service(), cancel_fn=lambda task: cancelled.append(task) or True
+    )
+    executors.append(executor)
+    start_polling = _Poller.start_polling
+
+    def cancel_first(poller: _Poller, descriptor: Any) -> None:
+        answers.append(descriptor._future.cancel())
+        start_polling(poller, descriptor)
+
+    monkeypatch.setattr(_Poller, "start_polling", cancel_first)
+    future = executor.attach("task-7")
+
+    assert answers == [True]
+    assert cancelled == ["task-7"]
+    assert future.cancelled()
+    assert executor._poller.polled() == 0
 
 
 def test_attaching_a_task_twice_gives_two_futures_resolved_by_one_poll(executors):

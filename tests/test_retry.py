@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import multiprocessing
 import random
 import threading
 from collections.abc import Iterator
@@ -242,6 +243,26 @@ def test_jitter_leaves_the_global_random_state_alone() -> None:
 
     assert random.getstate() == state
     assert len(delays) > 1  # drawn, not fixed
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="no fork here"
+)
+def test_forked_children_draw_different_jitter() -> None:
+    # As the random module reseeds its global state in a forked child, the
+    # library's generator is made anew there: a pool of forked workers must not
+    # all wait the same delays.
+    policy = ExceptionRetryPolicy(sleep=1.0, jitter=True)
+    policy.sleep_time(1, Future())  # the parent's generator exists before the fork
+    context = multiprocessing.get_context("fork")
+    with context.Pool(2) as pool:
+        draws = pool.map(_draw_jitter, range(4))
+
+    assert len(set(draws)) == 4
+
+
+def _draw_jitter(_: int) -> float:
+    return ExceptionRetryPolicy(sleep=1.0, jitter=True).sleep_time(1, Future())
 
 
 def test_jitter_is_off_by_default() -> None:

@@ -191,20 +191,24 @@ _MODULE_OF = {name: module for module, names in _DEFERRED.items() for name in na
 
 
 def __getattr__(name: str) -> object:
-    """A public name other than ``Executors``, imported from its module on first use
+    """A public name other than ``Executors``, imported from its module on first use;
+    or a submodule, imported then (``fluent_executors.futures.f_map`` after ``import
+    fluent_executors``, as when every submodule was imported with the package)
     (PEP 562).
 
     Raises:
-        AttributeError: the package has no such name.
+        AttributeError: the package has no such name or submodule.
     """
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+    import importlib.util
 
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # the next lookup finds it without this function
-    return value
+    module = _MODULE_OF.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module, __name__), name)
+        globals()[name] = value  # the next lookup finds it without this function
+        return value
+    if not name.startswith("__") and importlib.util.find_spec(f".{name}", __name__):
+        return importlib.import_module(f".{name}", __name__)  # now an attribute
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

@@ -9,6 +9,7 @@ about failed polls (``poll_retry_policy``).
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any
@@ -251,7 +252,13 @@ def _jitter_random() -> random.Random:
     """The generator that jitter is drawn from, made on first use (importing
     ``random`` costs import time). The library's own: delays are drawn from
     its threads at any moment, and drawing them from the global ``random``
-    state would change what a program that seeded it draws next."""
+    state would change what a program that seeded it draws next. A forked child
+    makes a new one, as ``random`` reseeds its global state there: children of
+    one parent must not all draw the same delays."""
     import random
 
     return random.Random()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
+    os.register_at_fork(after_in_child=_jitter_random.cache_clear)

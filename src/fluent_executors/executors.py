@@ -41,18 +41,21 @@ class _OnFirstUse:
     """A method of the facade, made on first use from the class that it builds, and
     imported then: importing the facade imports no executor's module.
 
-    Its first lookup puts the method in its place on the class: ``cls`` itself
-    (calling it builds one), or with ``wrap``, ``wrapping(cls)`` (a ``with_*``
-    method, whose ``name`` defaults to the delegate's)."""
+    Its first lookup puts the method in its place on the class that defines it
+    (never on a subclass it was looked up through, which may override it):
+    ``cls`` itself (calling it builds one), or with ``wrap``, ``wrapping(cls)`` (a
+    ``with_*`` method, whose ``name`` defaults to the delegate's)."""
 
     def __init__(self, module: str, cls: str, *, wrap: bool = False) -> None:
         self._module = module
         self._cls = cls
         self._wrap = wrap
         self._name = ""
+        self._owner: type | None = None
 
     def __set_name__(self, owner: type, name: str) -> None:
         self._name = name
+        self._owner = owner
 
     def __get__(self, instance: object, owner: type) -> Callable[..., Any]:
         import importlib
@@ -61,7 +64,7 @@ class _OnFirstUse:
 
         cls = getattr(importlib.import_module(self._module, __package__), self._cls)
         method = wrapping(cls, self._name) if self._wrap else cls
-        setattr(owner, self._name, staticmethod(method))
+        setattr(self._owner or owner, self._name, staticmethod(method))
         return method
 
 

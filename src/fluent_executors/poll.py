@@ -433,13 +433,17 @@ class PollExecutor(WrapperExecutor[R]):
         """
         self._check_open()
         future: _PollFuture[T] = _PollFuture(self._poller)
+        descriptor = PollDescriptor(future, result)
+        # What cancel() reads from the start: a shutdown that cancels the future
+        # before it is polled calls the cancel function with its result.
+        future._descriptor = descriptor
         self._counts.adopt(future)
         try:
             self._poller.add(future)
         except BaseException:
             self._counts.unadopt(future)
             raise
-        self._poller.start_polling(PollDescriptor(future, result))
+        self._poller.start_polling(descriptor)
         return future
 
     def _wrapper_fields(self) -> dict[str, object]:
