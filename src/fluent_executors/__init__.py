@@ -199,15 +199,18 @@ def __getattr__(name: str) -> object:
     Raises:
         AttributeError: the package has no such name or submodule.
     """
-    import importlib.util
+    import importlib
 
     module = _MODULE_OF.get(name)
     if module is not None:
         value = getattr(importlib.import_module(module, __name__), name)
         globals()[name] = value  # the next lookup finds it without this function
         return value
-    if not name.startswith("__") and importlib.util.find_spec(f".{name}", __name__):
-        return importlib.import_module(f".{name}", __name__)  # now an attribute
+    if not name.startswith("__"):
+        import importlib.util
+
+        if importlib.util.find_spec(f".{name}", __name__) is not None:
+            return importlib.import_module(f".{name}", __name__)  # an attribute now
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
