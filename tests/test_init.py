@@ -76,6 +76,17 @@ def test_importing_the_package_imports_the_facade_only() -> None:
     assert run_python(code) == "['fluent_executors', 'fluent_executors.executors']"
 
 
+def test_the_stats_snapshots_import_dataclasses_when_first_asked_for() -> None:
+    code = (
+        "import sys, fluent_executors as fe; "
+        "before = {'dataclasses', 'inspect'} & set(sys.modules); "
+        "stats = fe.Executors.sync().stats(); "
+        "print(sorted(before), type(stats) is fe.ExecutorStats, "
+        "'dataclasses' in sys.modules)"
+    )
+    assert run_python(code) == "[] True True"
+
+
 def test_a_facade_method_imports_the_module_of_the_executor_it_builds() -> None:
     code = (
         "import sys; from fluent_executors import Executors; "

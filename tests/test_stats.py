@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import queue
-import subprocess
-import sys
 import threading
 from concurrent.futures import CancelledError, wait
 from typing import Any
@@ -197,23 +195,3 @@ def test_the_asyncio_executor_counts_its_asyncio_futures() -> None:
     stats = executor.stats()
     assert (stats.kind, stats.name) == ("asyncio", "loop")
     assert (stats.submitted, stats.done, stats.failed, stats.running) == (2, 2, 1, 0)
-
-
-def test_importing_the_library_imports_no_dataclasses_until_stats_are_asked_for():
-    code = (
-        "import sys, fluent_executors as fe; "
-        "before = {'dataclasses', 'inspect'} & set(sys.modules); "
-        "stats = fe.Executors.sync().stats(); "
-        "print(sorted(before), type(stats) is fe.ExecutorStats, "
-        "'dataclasses' in sys.modules)"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-    assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.strip() == "[] True True"

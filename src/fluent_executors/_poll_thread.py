@@ -131,7 +131,8 @@ class _Poller:
                 return
             future._descriptor = descriptor
             # The delegate's future is needed no more: cancel() reads the result
-            # from the descriptor.
+            # from the descriptor. (Not freed here: the delegate's future calls
+            # this, so it lives until that call returns, outside the lock.)
             future._upstream = None
             if self._counting_rounds:
                 descriptor._rounds_from = self.full_rounds
