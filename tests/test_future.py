@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fluent_executors import ProxyFuture
-from fluent_executors._proxy import _LightCondition
+from fluent_executors._proxy import _LightCondition, _Waiter
 
 TIMEOUT = 10.0
 
@@ -254,39 +254,100 @@ def test_stress_random_cancels_and_resolutions_leave_every_future_done(caplog):
 
 
 def test_has_every_field_of_a_standard_future():
-    # ProxyFuture sets up Future's fields itself (its waiter list on first use), and
-    # wait() and as_completed() read them: it must miss none.
+    # ProxyFuture sets up Future's fields itself, and wait() and as_completed() read
+    # them: it must miss none.
     proxy: ProxyFuture[int] = ProxyFuture()
     for field in vars(Future()):
         getattr(proxy, field)
-    assert proxy._waiters is proxy._waiters
 
 
-def test_the_standard_functions_only_acquire_release_and_enter_a_futures_condition():
-    # What makes a plain lock enough as a proxy future's _condition: outside the
-    # methods of Future (which ProxyFuture overrides), the standard library's
-    # concurrent.futures takes another future's _condition in these ways only.
-    tree = ast.parse(inspect.getsource(concurrent.futures._base))
+STANDARD_SOURCE = ast.parse(inspect.getsource(concurrent.futures._base))
+
+
+def uses_on_other_futures(field: str) -> set[str]:
+    """How ``concurrent.futures._base`` uses ``field`` of a future other than
+    ``self``: ``"with"`` where it enters it, else the attribute it reads of it
+    (the method it calls)."""
     parents = {
-        child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)
+        child: node
+        for node in ast.walk(STANDARD_SOURCE)
+        for child in ast.iter_child_nodes(node)
     }
     uses = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "_condition":
+    for node in ast.walk(STANDARD_SOURCE):
+        if isinstance(node, ast.Attribute) and node.attr == field:
             if ast.unparse(node.value) == "self":
                 continue
             parent = parents[node]
             if isinstance(parent, ast.withitem):
                 uses.add("with")
             else:
-                assert isinstance(parent, ast.Attribute)
+                assert isinstance(parent, ast.Attribute), ast.unparse(parent)
                 uses.add(parent.attr)
-    assert uses == {"acquire", "release", "with"}
+    return uses
+
+
+def test_the_standard_functions_only_append_and_remove_a_futures_waiters():
+    # What makes a list per future unneeded (_Waiters): outside the methods of
+    # Future, which ProxyFuture overrides, concurrent.futures only appends a waiter
+    # to another future's _waiters and removes it.
+    assert uses_on_other_futures("_waiters") == {"append", "remove"}
+
+
+def test_its_waiters_are_held_without_a_list_while_there_is_one():
+    proxy: ProxyFuture[int] = ProxyFuture()
+    first, second = _Waiter(), _Waiter()
+    proxy._waiters.append(first)
+    assert proxy._waiter_entry is first
+    proxy._waiters.remove(first)
+    assert proxy._waiter_entry is None
+    with pytest.raises(ValueError, match="is not a waiter"):  # as list.remove
+        proxy._waiters.remove(first)
+    proxy._waiters.append(first)
+    proxy._waiters.append(second)  # from the second on, a list
+    assert proxy._waiter_entry == [first, second]
+    proxy._waiters.remove(first)
+    with pytest.raises(ValueError, match="not in list"):
+        proxy._waiters.remove(first)
+    proxy._waiters.remove(second)
+    assert proxy._waiter_entry == []
+
+
+@pytest.mark.parametrize("count", [1, 2, 3])
+@pytest.mark.parametrize("event", ["set_result", "set_exception", "cancel"])
+def test_resolving_it_wakes_every_waiter_of_wait_and_as_completed(
+    count: int, event: str
+) -> None:
+    # As wait() and as_completed() install theirs (on one future, then more).
+    proxy: ProxyFuture[int] = ProxyFuture()
+    kinds = [concurrent.futures._base._AS_COMPLETED, concurrent.futures.ALL_COMPLETED]
+    waiters = [
+        concurrent.futures._base._create_and_install_waiters([proxy], kinds[i % 2])
+        for i in range(count)
+    ]
+    if event == "set_result":
+        proxy.set_result(1)
+    elif event == "set_exception":
+        proxy.set_exception(ValueError())
+    else:
+        assert proxy.cancel()
+    assert all(waiter.event.is_set() for waiter in waiters)
+    assert all(waiter.finished_futures == [proxy] for waiter in waiters)
+    for waiter in waiters:
+        proxy._waiters.remove(waiter)
+    assert not proxy._waiter_entry
+
+
+def test_the_standard_functions_only_acquire_release_and_enter_a_futures_condition():
+    # What makes a plain lock enough as a proxy future's _condition: outside the
+    # methods of Future (which ProxyFuture overrides), the standard library's
+    # concurrent.futures takes another future's _condition in these ways only.
+    assert uses_on_other_futures("_condition") == {"acquire", "release", "with"}
     # And Future's own methods that take it: ProxyFuture overrides each of them,
     # but __repr__, which only enters it.
     future_class = next(
         node
-        for node in tree.body
+        for node in STANDARD_SOURCE.body
         if isinstance(node, ast.ClassDef) and node.name == "Future"
     )
     for method in future_class.body:
@@ -302,7 +363,7 @@ def test_the_standard_functions_only_acquire_release_and_enter_a_futures_conditi
 def test_its_condition_for_wait_and_as_completed_is_its_lock():
     # Those functions only acquire, release and enter a future's _condition (the
     # standard library's source, 3.10 to 3.13): a proxy future gives them its lock,
-    # which guards its state and its waiter list.
+    # which guards its state and its waiters.
     proxy: ProxyFuture[int] = ProxyFuture()
     assert proxy._condition is proxy._lock  # type: ignore[comparison-overlap]
     with proxy._condition:

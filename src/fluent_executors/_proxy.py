@@ -56,6 +56,43 @@ class _LightCondition(threading.Condition):
         self._waiters: deque[Any] = deque()
 
 
+class _Waiters:
+    """What a :class:`ProxyFuture`'s ``_waiters`` gives :func:`~concurrent.futures.wait`
+    and :func:`~concurrent.futures.as_completed`: they only ``append`` a waiter to a
+    future's list and ``remove`` it (the standard library's source, 3.10 to 3.13;
+    tests/test_future.py fails if a version uses it otherwise), under the future's
+    ``_condition``. A future waited on by one waiter holds it without a list: a list
+    per waited future would be one more object for the garbage collector to walk.
+    """
+
+    __slots__ = ("_future",)
+
+    def __init__(self, future: ProxyFuture[Any]) -> None:
+        self._future = future
+
+    def append(self, waiter: _Waiter) -> None:
+        future = self._future
+        entry = future._waiter_entry
+        if entry is None:
+            future._waiter_entry = waiter
+        elif isinstance(entry, list):
+            entry.append(waiter)
+        else:
+            future._waiter_entry = [entry, waiter]
+
+    def remove(self, waiter: _Waiter) -> None:
+        """Remove ``waiter``; raise ``ValueError`` if it is not there, as a list
+        does."""
+        future = self._future
+        entry = future._waiter_entry
+        if entry is waiter:
+            future._waiter_entry = None
+        elif isinstance(entry, list):
+            entry.remove(waiter)
+        else:
+            raise ValueError(f"{waiter!r} is not a waiter of {future!r}")
+
+
 def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
     """Return ``(cancelled, exception, result)`` of the done ``future``.
 
@@ -166,24 +203,20 @@ class ProxyFuture(Future[T]):
         self._upstream: Future[Any] | None = None
         self._cancelling = False
         self._made_condition: threading.Condition | None = None  # see _wait
-        self._waiter_list: list[_Waiter] | None = None  # see _waiters
-
-    def _get_waiters(self) -> list[_Waiter]:
-        """The waiters of :func:`~concurrent.futures.wait` and
-        :func:`~concurrent.futures.as_completed`, made on first use; read and
-        changed only under ``_condition``, as those functions do."""
-        waiters = self._waiter_list
-        if waiters is None:
-            waiters = self._waiter_list = []
-        return waiters
+        # The waiters of wait() and as_completed(): none, the one (the common case:
+        # no list per waited future), or a list of them (see _Waiters).
+        self._waiter_entry: _Waiter | list[_Waiter] | None = None
 
     # Type checkers see the field of Future that wait() and as_completed() use; at
-    # run time it is a property, made on first use. (Every field of a future is
-    # set in __init__: one set later would make the instance's __dict__.)
+    # run time it is a property (every field of a future is set in __init__: one set
+    # later would make the instance's __dict__).
     if TYPE_CHECKING:
         _waiters: list[_Waiter]
     else:
-        _waiters = property(_get_waiters)
+
+        @property
+        def _waiters(self) -> _Waiters:
+            return _Waiters(self)
 
     # -- the standard Future methods, over one Lock ---------------------------------
 
@@ -387,7 +420,7 @@ class ProxyFuture(Future[T]):
                     tracker.failed += 1
                 elif state != FINISHED:
                     tracker.cancelled += 1
-            if self._made_condition is not None or self._waiter_list:
+            if self._made_condition is not None or self._waiter_entry is not None:
                 self._wake(event)  # else nobody waits
         self._upstream = None
         if self._has_on_resolved or (
@@ -414,13 +447,17 @@ class ProxyFuture(Future[T]):
         or :func:`~concurrent.futures.as_completed`. Called with ``_lock`` held.
 
         Both kinds add themselves under ``_lock``, so while there is neither a
-        Condition nor a waiter list nobody waits.
+        Condition nor a waiter nobody waits.
         """
         condition = self._made_condition
         if condition is not None and condition._waiters:  # type: ignore[attr-defined]
             condition.notify_all()  # threads blocked in result() or exception()
-        for waiter in self._waiter_list or ():
-            getattr(waiter, event)(self)
+        entry = self._waiter_entry
+        if isinstance(entry, list):
+            for waiter in entry:
+                getattr(waiter, event)(self)
+        elif entry is not None:
+            getattr(entry, event)(self)
 
     def _run_hooks(self) -> None:
         """Once resolved, before the done callbacks: :meth:`_on_resolved`, then the
