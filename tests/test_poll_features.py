@@ -8,6 +8,7 @@ import logging
 import math
 import queue
 import threading
+from concurrent.futures import Future
 from typing import Any
 from unittest import mock
 
@@ -22,6 +23,7 @@ from fluent_executors import (
     RetryPolicy,
 )
 from fluent_executors._poll_thread import _Poller
+from fluent_executors.poll import _PollFuture
 from fluent_executors.testing import virtual_time
 
 
@@ -364,6 +366,41 @@ def test_an_attached_future_can_be_cancelled_before_it_is_first_polled(
     future = executor.attach("task-7")
 
     assert answers == [True]
+    assert cancelled == ["task-7"]
+    assert future.cancelled()
+    assert executor._poller.polled() == 0
+
+
+def test_shutdown_cancels_a_future_that_enters_polling_while_its_cancel_is_refused(
+    executors, monkeypatch
+):
+    # shutdown(cancel_futures=True) finds the callable running on the delegate and is
+    # refused; the callable ends before that cancel() has returned, so start_polling's
+    # own cancel comes while the first is in progress. It must not be lost.
+    cancelled: list[Any] = []
+    delegate_future: Future[Any] = Future()
+    delegate_future.set_running_or_notify_cancel()
+    delegate = mock.MagicMock(spec=Executors.sync())
+    delegate.submit.return_value = delegate_future
+    executor = PollExecutor(
+        delegate, Service(), cancel_fn=lambda task: cancelled.append(task) or True
+    )
+    executors.append(executor)
+    future = executor.submit(identity, "task-7")
+    answers: list[bool] = []
+    cancel_hook = _PollFuture._cancel_hook
+
+    def finish_before_answering(poll_future: _PollFuture[Any]) -> bool:
+        answer = cancel_hook(poll_future)
+        answers.append(answer)
+        if not delegate_future.done():  # refused: the callable is running; it ends
+            delegate_future.set_result("task-7")  # and the future enters polling
+        return answer
+
+    monkeypatch.setattr(_PollFuture, "_cancel_hook", finish_before_answering)
+    executor.shutdown(wait=False, cancel_futures=True)
+
+    assert answers == [False, True]  # refused, then asked again once polled
     assert cancelled == ["task-7"]
     assert future.cancelled()
     assert executor._poller.polled() == 0

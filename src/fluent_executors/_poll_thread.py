@@ -143,8 +143,13 @@ class _Poller:
                 self._wake = True
                 self._cond.notify()
             cancel_now = self._cancel_all
-        if cancel_now:  # it was running on the delegate when shutdown cancelled
-            future.cancel()
+        # It was running on the delegate when shutdown cancelled it, and that
+        # cancel() was refused. It may still be in progress, its hook having looked
+        # before the future entered polling: a plain cancel() here would then be
+        # refused too, and the future polled on. _cancel_or_defer has that cancel()
+        # try again as it ends, when it finds the future polled.
+        if cancel_now:
+            future._cancel_or_defer()
 
     def polled(self) -> int:
         """The number of futures being polled now."""

@@ -180,6 +180,10 @@ class ProxyFuture(Future[T]):
     # future nothing until set.
     _cancel_reason: CancelledError | None = None
 
+    # Set by _cancel_or_defer, under the lock, while a cancel() is in progress:
+    # that cancel() tries once more as it ends. A class default, as above.
+    _cancel_again = False
+
     # Whether the class overrides _on_resolved (set for each subclass): if not,
     # resolving does not call the hook.
     _has_on_resolved = False
@@ -518,7 +522,28 @@ class ProxyFuture(Future[T]):
         finally:
             with self._lock:
                 self._cancelling = False
-        return allowed and self._try_cancel()
+                again = self._cancel_again  # asked for while the hook ran
+                if again:
+                    self._cancel_again = False
+        if allowed and self._try_cancel():
+            return True
+        return again and self.cancel()
+
+    def _cancel_or_defer(self) -> bool:
+        """``cancel()``, for a caller that has just changed what the hook decides
+        on (a poll future entering polling after ``shutdown(cancel_futures=True)``).
+
+        A ``cancel()`` in progress may have asked its hook before that change, and
+        makes this one return ``False`` at once: it is then asked to try once more
+        as it ends, and the cancel is not lost. A ``cancel()`` that starts after
+        this call sees the change already. Returns what ``cancel()`` returns here
+        (``False`` when deferred).
+        """
+        with self._lock:
+            if self._cancelling:
+                self._cancel_again = True
+                return False
+        return self.cancel()
 
     def __repr__(self) -> str:
         """The standard future's repr (state, and result type or exception), and
