@@ -275,6 +275,30 @@ def divide(top: float | None, bottom: float | None) -> float | None:
     return None if top is None or bottom is None else top / bottom
 
 
+class GcMeter:
+    """Counts the collections of the oldest generation and the seconds spent in the
+    collector while in a ``with`` block (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.full = 0
+        self.seconds = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+            self.full += info["generation"] == 2
+
+    def __enter__(self) -> GcMeter:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
 class PeakThreads:
     """Samples ``threading.active_count()`` every millisecond while in a ``with``
     block: ``peak`` is the most seen."""

@@ -37,14 +37,13 @@ import argparse
 import gc
 import sys
 import threading
-import time
 import tracemalloc
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future, wait
 from typing import Any
 
 import _harness
-from _harness import TIMEOUT, WORKERS, increment
+from _harness import TIMEOUT, WORKERS, GcMeter, increment
 
 _harness.measure_without_metrics()  # before fluent_executors is imported
 
@@ -132,30 +131,6 @@ def per_future(kind: str, n: int) -> tuple[float, float]:
     wait([*futures, *blockers])
     executor.shutdown(wait=True)
     return objects / n, memory / n
-
-
-class GcMeter:
-    """Counts the collections of the oldest generation and the seconds spent in the
-    collector while in a ``with`` block (``gc.callbacks``)."""
-
-    def __init__(self) -> None:
-        self.full = 0
-        self.seconds = 0.0
-        self._start = 0.0
-
-    def __call__(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            self._start = time.perf_counter()
-        else:
-            self.seconds += time.perf_counter() - self._start
-            self.full += info["generation"] == 2
-
-    def __enter__(self) -> GcMeter:
-        gc.callbacks.append(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        gc.callbacks.remove(self)
 
 
 def chain_run(n: int, clock: str, freeze: bool) -> tuple[float, GcMeter]:

@@ -2,7 +2,7 @@
 to one million on one executor.
 
 Run it with ``nox -s bench`` (which also installs more-executors 2.11.4), or directly
-with ``python bench/poll_scale.py --help``. It takes about three minutes (``--quick``:
+with ``python bench/poll_scale.py --help``. It takes about five minutes (``--quick``:
 twenty seconds).
 
 The scenario is the one that matters to users of a poll executor: many remote tasks
@@ -45,18 +45,25 @@ cost). The figure is that time divided by N, in microseconds per future, the bes
 of ``--repeat`` interleaved rounds; ratios are between best runs. Metrics are off
 (no metric package importable, ``_harness.measure_without_metrics``).
 
-Then the million (``--million``, 0 to skip): ours once with 1,000,000 outstanding
-futures, timed the same way; and once more with :mod:`tracemalloc` tracing from the
-first submit until the poll function is first given all of them, when the memory
-traced (less what was traced before the first submit) is divided by N: the bytes per
-outstanding future, the list of futures the benchmark holds included.
+Then the million (``--million``, 0 to skip): bare and ours with 1,000,000
+outstanding futures, timed the same way, best of ``--million-repeat`` interleaved
+rounds; and ours once more with :mod:`tracemalloc` tracing from the first submit
+until the poll function is first given all of them, when the memory traced (less
+what was traced before the first submit) is divided by N: the bytes per outstanding
+future, the list of futures the benchmark holds included.
+
+Every timed run also counts the collector's work (``_harness.GcMeter``): the
+collections of the oldest generation ("full") and the wall seconds in the collector.
+The million's table shows both for the best runs at the largest N and at the
+million: a full collection walks every object the collector tracks, so its cost per
+future grows once those objects no longer fit in the processor's caches.
 
 Targets (checked unless ``--no-check``; the exit status is 1 if one fails):
 
 1. ours at most 1.5x the bare pool at 8,000;
 2. ours/bare at 64,000 at most 1.3x ours/bare at 4,000 (flat cost per future);
 3. more-executors at least 20x slower than ours at 8,000;
-4. the million completes, its cost per future at most 1.3x ours at 64,000;
+4. the million completes, ours' cost per future at most 1.3x ours at 64,000;
 5. a goal, reported but never failing: at most 1 KB per outstanding future.
 """
 
@@ -71,7 +78,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 import _harness
-from _harness import WORKERS, Clock, Measurements, Target
+from _harness import WORKERS, Clock, GcMeter, Measurements, Target
 
 _harness.measure_without_metrics()  # before fluent_executors is imported
 
@@ -134,6 +141,10 @@ FACTORIES: dict[str, Callable[[ScenarioPoll], Executor]] = {
 }
 
 
+# The collector's work in each timed run, with the run's seconds, by (contender, N).
+Meters = dict[tuple[str, int], list[tuple[float, GcMeter]]]
+
+
 def run_once(
     contender: str, n: int, clock: Clock, on_all_given: Callable[[], object] = int
 ) -> tuple[float, int]:
@@ -143,6 +154,22 @@ def run_once(
         FACTORIES[contender](poll), n, what=f"{contender} at N={n}", clocks=[clock]
     )
     return elapsed, poll.polls
+
+
+def metered_run(
+    meters: Meters, clock: Clock
+) -> Callable[[str, int], tuple[float, str]]:
+    """A run for ``_harness.measure`` that records the collector's work in
+    ``meters`` (the ``gc.collect()`` before the timed part included)."""
+
+    def run(contender: str, n: int) -> tuple[float, str]:
+        with GcMeter() as meter:
+            elapsed, polls = run_once(contender, n, clock)
+        meters.setdefault((contender, n), []).append((elapsed, meter))
+        note = f"  {meter.full} full collections  {meter.seconds:.3f} s in gc"
+        return elapsed, note + (f"  {polls} polls" if contender != "bare" else "")
+
+    return run
 
 
 def _schedule(
@@ -160,19 +187,25 @@ def _schedule(
 
 
 def measure(
-    sizes: Sequence[int], repeat: int, with_more: bool, clock: Clock
+    sizes: Sequence[int], repeat: int, with_more: bool, clock: Clock, meters: Meters
 ) -> Measurements:
     """Run every (contender, N) in ``repeat`` interleaved rounds; return seconds per
     future."""
     for contender, _ in _schedule(0, [min(sizes[0], WARM_UP_N)], with_more):
         run_once(contender, min(sizes[0], WARM_UP_N), clock)  # first-run costs
-
-    def run(contender: str, n: int) -> tuple[float, str]:
-        elapsed, polls = run_once(contender, n, clock)
-        return elapsed, f"  {polls} polls" if contender != "bare" else ""
-
     return _harness.measure(
-        lambda round_: _schedule(round_, sizes, with_more), run, repeat
+        lambda round_: _schedule(round_, sizes, with_more),
+        metered_run(meters, clock),
+        repeat,
+    )
+
+
+def measure_million(n: int, repeat: int, clock: Clock, meters: Meters) -> Measurements:
+    """Bare and ours at ``n`` in ``repeat`` interleaved rounds; seconds per future."""
+    return _harness.measure(
+        lambda round_: [(c, n) for c in _harness.rotated(["bare", "ours"], round_)],
+        metered_run(meters, clock),
+        repeat,
     )
 
 
@@ -193,13 +226,32 @@ def bytes_per_outstanding(n: int) -> float:
     return (traced[0] - before) / n
 
 
+def collector_row(
+    per_future: Measurements, meters: Meters, contender: str, n: int
+) -> list[str]:
+    """A row of the million's table: the best run of ``contender`` at ``n``, its
+    collections and its seconds in the collector per future."""
+    best = _harness.best(per_future, (contender, n))
+    _, meter = min(meters[(contender, n)], key=lambda run: run[0])
+    return [
+        contender,
+        f"{n:,}",
+        _harness.format_us(best),
+        f"{meter.full}",
+        _harness.format_us(meter.seconds / n),
+    ]
+
+
 def report(
     out: _harness.Report,
     per_future: Measurements,
+    meters: Meters,
     args: argparse.Namespace,
-    million: tuple[int, float, float] | None,
+    million: tuple[int, float] | None,
 ) -> bool:
-    """Print and write the table and the targets; return ``False`` if one failed."""
+    """Print and write the tables and the targets; return ``False`` if one failed.
+
+    ``million`` is (N, bytes per outstanding future), if the million was run."""
     sizes: list[int] = args.sizes
     print(_harness.summary(args.repeat, f"clock: {_harness.CLOCK_NAMES[args.clock]}"))
     best, ratio, divide = _harness.best, _harness.ratio, _harness.divide
@@ -212,11 +264,8 @@ def report(
             _harness.format_us(best(per_future, ("more", n))),
             _harness.format_ratio(ratio(per_future, ("more", n), ("ours", n))),
         ]
-        for n in sizes
+        for n in [*sizes, *([million[0]] if million is not None else [])]
     ]
-    if million is not None:
-        n, seconds, _ = million
-        rows.append([f"{n:,}", "-", _harness.format_us(seconds), "-", "-", "-"])
     out.table(
         "poll_scale",
         ["N", "bare us", "ours us", "ours / bare", "more-executors us", "more / ours"],
@@ -247,11 +296,11 @@ def report(
         ),
     ]
     if million is not None:
-        n, seconds, memory = million
+        n, memory = million
         targets.append(
             Target(
                 f"ours at {n:,} / ours at {large:,}",
-                divide(seconds, best(per_future, ("ours", large))),
+                ratio(per_future, ("ours", n), ("ours", large)),
                 "<=",
                 1.3,
             )
@@ -259,11 +308,21 @@ def report(
         out.table(
             "poll_million",
             [
+                "Contender",
                 "Outstanding futures",
                 "CPU us per future",
+                "full collections",
+                "us per future in the collector (wall)",
                 "bytes per future (tracemalloc)",
             ],
-            [[f"{n:,}", _harness.format_us(seconds), f"{memory:,.0f}"]],
+            [
+                [*collector_row(per_future, meters, contender, size), bytes_]
+                for contender in ["bare", "ours"]
+                for size in [large, n]
+                for bytes_ in [
+                    f"{memory:,.0f}" if (contender, size) == ("ours", n) else "-"
+                ]
+            ],
         )
         targets.append(
             Target(
@@ -293,27 +352,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--million",
         type=int,
         default=None,
-        help="outstanding futures of the last run, 0 to skip "
+        help="outstanding futures of the last runs, 0 to skip "
         "(default: 1,000,000; with --quick 100,000)",
+    )
+    parser.add_argument(
+        "--million-repeat",
+        type=int,
+        default=None,
+        help="interleaved rounds of bare and ours at the million "
+        "(default: 3; with --quick 1)",
     )
     args, with_more = _harness.parse_options(parser, argv)
     if args.million is None:
         args.million = 100_000 if args.quick else 1_000_000
+    if args.million_repeat is None:
+        args.million_repeat = 1 if args.quick else 3
     clock = _harness.CLOCKS[args.clock]
-    per_future = measure(args.sizes, args.repeat, with_more, clock)
+    meters: Meters = {}
+    per_future = measure(args.sizes, args.repeat, with_more, clock, meters)
     million = None
     if args.million:
-        elapsed, polls = run_once("ours", args.million, clock)
-        print(
-            f"  million  N={args.million:,}  {elapsed:.3f} s  {polls} polls",
-            file=sys.stderr,
-        )
-        million = (
-            args.million,
-            elapsed / args.million,
-            bytes_per_outstanding(args.million),
-        )
-    passed = report(_harness.Report("poll_scale", args), per_future, args, million)
+        per_future |= measure_million(args.million, args.million_repeat, clock, meters)
+        million = (args.million, bytes_per_outstanding(args.million))
+    passed = report(
+        _harness.Report("poll_scale", args), per_future, meters, args, million
+    )
     return _harness.finish(passed, args)
 
 
