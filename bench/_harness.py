@@ -277,18 +277,23 @@ def divide(top: float | None, bottom: float | None) -> float | None:
 
 class GcMeter:
     """Counts the collections of the oldest generation and the seconds spent in the
-    collector while in a ``with`` block (``gc.callbacks``)."""
+    collector while in a ``with`` block (``gc.callbacks``): ``seconds`` by the wall
+    clock, ``cpu_seconds`` by the CPU time of the thread that collected
+    (``time.thread_time``; a collection runs in one thread)."""
 
     def __init__(self) -> None:
         self.full = 0
         self.seconds = 0.0
-        self._start = 0.0
+        self.cpu_seconds = 0.0
+        self._start = self._cpu_start = 0.0
 
     def __call__(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
             self._start = time.perf_counter()
+            self._cpu_start = time.thread_time()
         else:
             self.seconds += time.perf_counter() - self._start
+            self.cpu_seconds += time.thread_time() - self._cpu_start
             self.full += info["generation"] == 2
 
     def __enter__(self) -> GcMeter:

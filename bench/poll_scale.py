@@ -52,11 +52,12 @@ until the poll function is first given all of them, when the memory traced (less
 what was traced before the first submit) is divided by N: the bytes per outstanding
 future, the list of futures the benchmark holds included.
 
-Every timed run also counts the collector's work (``_harness.GcMeter``): the
-collections of the oldest generation ("full") and the wall seconds in the collector.
-The million's table shows both for the best runs at the largest N and at the
-million: a full collection walks every object the collector tracks, so its cost per
-future grows once those objects no longer fit in the processor's caches.
+Every timed run also counts the collector's work in its timed part
+(``_harness.GcMeter``): the collections of the oldest generation ("full") and the
+CPU seconds of the collecting thread in the collector. The million's table shows
+both for the best runs at the largest N and at the million, and the cost per future
+less that time (``bench/report.py`` writes the ratios in a sentence,
+``poll_million.inc``).
 
 Targets (checked unless ``--no-check``; the exit status is 1 if one fails):
 
@@ -146,12 +147,21 @@ Meters = dict[tuple[str, int], list[tuple[float, GcMeter]]]
 
 
 def run_once(
-    contender: str, n: int, clock: Clock, on_all_given: Callable[[], object] = int
+    contender: str,
+    n: int,
+    clock: Clock,
+    on_all_given: Callable[[], object] = int,
+    collect: bool = True,
 ) -> tuple[float, int]:
-    """Run the scenario once; return (seconds from first submit to all done, polls)."""
+    """Run the scenario once; return (seconds from first submit to all done, polls).
+    ``gc.collect()`` runs first, if ``collect``."""
     poll = ScenarioPoll(n, on_all_given)
     (elapsed,) = _harness.time_tasks(
-        FACTORIES[contender](poll), n, what=f"{contender} at N={n}", clocks=[clock]
+        FACTORIES[contender](poll),
+        n,
+        what=f"{contender} at N={n}",
+        clocks=[clock],
+        collect=collect,
     )
     return elapsed, poll.polls
 
@@ -160,13 +170,15 @@ def metered_run(
     meters: Meters, clock: Clock
 ) -> Callable[[str, int], tuple[float, str]]:
     """A run for ``_harness.measure`` that records the collector's work in
-    ``meters`` (the ``gc.collect()`` before the timed part included)."""
+    ``meters`` (from the first submit: the ``gc.collect()`` before is not metered;
+    the executor's shutdown after the wait is)."""
 
     def run(contender: str, n: int) -> tuple[float, str]:
+        gc.collect()
         with GcMeter() as meter:
-            elapsed, polls = run_once(contender, n, clock)
+            elapsed, polls = run_once(contender, n, clock, collect=False)
         meters.setdefault((contender, n), []).append((elapsed, meter))
-        note = f"  {meter.full} full collections  {meter.seconds:.3f} s in gc"
+        note = f"  {meter.full} full collections  {meter.cpu_seconds:.3f} s in gc"
         return elapsed, note + (f"  {polls} polls" if contender != "bare" else "")
 
     return run
@@ -227,18 +239,22 @@ def bytes_per_outstanding(n: int) -> float:
 
 
 def collector_row(
-    per_future: Measurements, meters: Meters, contender: str, n: int
+    per_future: Measurements, meters: Meters, contender: str, n: int, memory: str
 ) -> list[str]:
     """A row of the million's table: the best run of ``contender`` at ``n``, its
-    collections and its seconds in the collector per future."""
-    best = _harness.best(per_future, (contender, n))
-    _, meter = min(meters[(contender, n)], key=lambda run: run[0])
+    collections, its time in the collector and without it, per future; then
+    ``memory``, the bytes per future."""
+    runs = meters[(contender, n)]
+    elapsed, meter = min(runs, key=lambda run: run[0])
     return [
         contender,
         f"{n:,}",
-        _harness.format_us(best),
+        f"{len(runs)}",
+        _harness.format_us(_harness.best(per_future, (contender, n))),
         f"{meter.full}",
-        _harness.format_us(meter.seconds / n),
+        _harness.format_us(meter.cpu_seconds / n),
+        _harness.format_us((elapsed - meter.cpu_seconds) / n),
+        memory,
     ]
 
 
@@ -310,18 +326,18 @@ def report(
             [
                 "Contender",
                 "Outstanding futures",
+                "runs",
                 "CPU us per future",
                 "full collections",
-                "us per future in the collector (wall)",
+                "of which in the collector",
+                "less the collector",
                 "bytes per future (tracemalloc)",
             ],
             [
-                [*collector_row(per_future, meters, contender, size), bytes_]
-                for contender in ["bare", "ours"]
-                for size in [large, n]
-                for bytes_ in [
-                    f"{memory:,.0f}" if (contender, size) == ("ours", n) else "-"
-                ]
+                collector_row(per_future, meters, "bare", large, "-"),
+                collector_row(per_future, meters, "bare", n, "-"),
+                collector_row(per_future, meters, "ours", large, "-"),
+                collector_row(per_future, meters, "ours", n, f"{memory:,.0f}"),
             ],
         )
         targets.append(
@@ -367,6 +383,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.million = 100_000 if args.quick else 1_000_000
     if args.million_repeat is None:
         args.million_repeat = 1 if args.quick else 3
+    if args.million in args.sizes:
+        parser.error("--million must differ from every size of --sizes")
     clock = _harness.CLOCKS[args.clock]
     meters: Meters = {}
     per_future = measure(args.sizes, args.repeat, with_more, clock, meters)

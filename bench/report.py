@@ -14,7 +14,11 @@ matplotlib (installed in the bench session only). It writes into that directory:
     includes it;
 ``gc_freeze.inc``
     reStructuredText: one sentence on whether ``gc.freeze()`` helped in this run
-    (from ``gc_freeze.csv``).
+    (from ``gc_freeze.csv``);
+``poll_million.inc``
+    reStructuredText: the cost per future of ours at a million against the largest
+    other N, with and without the time in the garbage collector (from
+    ``poll_million.csv``).
 
 Exit status 1 if a table that has a plot is missing.
 """
@@ -357,6 +361,29 @@ def write_gc_freeze(directory: Path) -> None:
     (directory / "gc_freeze.inc").write_text(text, encoding="utf-8")
 
 
+def write_poll_million(directory: Path) -> None:
+    """Write ``poll_million.inc``: ours at the million against ours at the largest
+    other N, in the collector and out of it, and the bare pool's collector."""
+    if not (directory / "poll_million.csv").is_file():
+        return
+    _, (bare_n, bare_million, ours_n, ours_million) = read(directory, "poll_million")
+
+    def times(top: str, bottom: str) -> str:
+        top_value, bottom_value = number(top), number(bottom)
+        return f"{top_value / bottom_value:.2f}" if top_value and bottom_value else "-"
+
+    text = (
+        f"In this run, ours cost {ours_million[3]} microseconds of CPU per future "
+        f"with {ours_million[1]} outstanding and {ours_n[3]} with {ours_n[1]}: "
+        f"{times(ours_million[3], ours_n[3])} times as much. Of these, "
+        f"{ours_million[5]} and {ours_n[5]} were spent in the garbage collector; "
+        f"less that time, {ours_million[6]} and {ours_n[6]}: "
+        f"{times(ours_million[6], ours_n[6])} times. The bare pool spent "
+        f"{bare_million[5]} and {bare_n[5]} per future in the collector.\n"
+    )
+    (directory / "poll_million.inc").write_text(text, encoding="utf-8")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path, help="where the scripts wrote")
@@ -368,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     targets = merge_targets(args.directory)
     write_run(args.directory, targets, args.command)
     write_gc_freeze(args.directory)
+    write_poll_million(args.directory)
     for row in targets:
         print(f"{row[-1]}  {row[0]} {row[1]}: {row[2]} (target {row[3]})")
     if missing:

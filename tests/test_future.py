@@ -17,6 +17,7 @@ from concurrent.futures import (
     wait,
 )
 from concurrent.futures import TimeoutError as FuturesTimeoutError
+from concurrent.futures._base import _Waiter
 from typing import Any
 
 import pytest
@@ -24,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fluent_executors import ProxyFuture
-from fluent_executors._proxy import _LightCondition, _Waiter
+from fluent_executors._proxy import _LightCondition
 
 TIMEOUT = 10.0
 
@@ -295,22 +296,28 @@ def test_the_standard_functions_only_append_and_remove_a_futures_waiters():
 
 
 def test_its_waiters_are_held_without_a_list_while_there_is_one():
+    # As wait() and as_completed() change them: under the future's _condition.
     proxy: ProxyFuture[int] = ProxyFuture()
-    first, second = _Waiter(), _Waiter()
-    proxy._waiters.append(first)
-    assert proxy._waiter_entry is first
-    proxy._waiters.remove(first)
-    assert proxy._waiter_entry is None
-    with pytest.raises(ValueError, match="is not a waiter"):  # as list.remove
+    first, second, third = _Waiter(), _Waiter(), _Waiter()
+    with proxy._condition:
+        proxy._waiters.append(first)
+        assert proxy._waiter_entry is first
         proxy._waiters.remove(first)
-    proxy._waiters.append(first)
-    proxy._waiters.append(second)  # from the second on, a list
-    assert proxy._waiter_entry == [first, second]
-    proxy._waiters.remove(first)
-    with pytest.raises(ValueError, match="not in list"):
+        assert proxy._waiter_entry is None
+        with pytest.raises(ValueError, match="is not a waiter"):  # as list.remove
+            proxy._waiters.remove(first)
+        proxy._waiters.append(first)
+        proxy._waiters.append(second)  # from the second on, a list
+        proxy._waiters.append(third)
+        assert proxy._waiter_entry == [first, second, third]
         proxy._waiters.remove(first)
-    proxy._waiters.remove(second)
-    assert proxy._waiter_entry == []
+        assert proxy._waiter_entry == [second, third]
+        with pytest.raises(ValueError, match="not in list"):
+            proxy._waiters.remove(first)
+        proxy._waiters.remove(third)  # one left: no list any more
+        assert proxy._waiter_entry is second
+        with pytest.raises(ValueError, match="is not a waiter"):
+            proxy._waiters.remove(third)
 
 
 @pytest.mark.parametrize("count", [1, 2, 3])
@@ -335,7 +342,7 @@ def test_resolving_it_wakes_every_waiter_of_wait_and_as_completed(
     assert all(waiter.finished_futures == [proxy] for waiter in waiters)
     for waiter in waiters:
         proxy._waiters.remove(waiter)
-    assert not proxy._waiter_entry
+    assert proxy._waiter_entry is None
 
 
 def test_the_standard_functions_only_acquire_release_and_enter_a_futures_condition():

@@ -71,6 +71,8 @@ class _Waiters:
         self._future = future
 
     def append(self, waiter: _Waiter) -> None:
+        """Add ``waiter`` (one more call ``waiter.add_result(future)`` or the like
+        once the future is resolved)."""
         future = self._future
         entry = future._waiter_entry
         if entry is None:
@@ -82,15 +84,18 @@ class _Waiters:
 
     def remove(self, waiter: _Waiter) -> None:
         """Remove ``waiter``; raise ``ValueError`` if it is not there, as a list
-        does."""
+        does. (The message names no future: a future's repr takes its lock, which
+        the caller holds.)"""
         future = self._future
         entry = future._waiter_entry
         if entry is waiter:
             future._waiter_entry = None
         elif isinstance(entry, list):
             entry.remove(waiter)
+            if len(entry) < 2:  # back to none, or the one without a list
+                future._waiter_entry = entry[0] if entry else None
         else:
-            raise ValueError(f"{waiter!r} is not a waiter of {future!r}")
+            raise ValueError(f"{waiter!r} is not a waiter of the future")
 
 
 def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
@@ -208,7 +213,7 @@ class ProxyFuture(Future[T]):
         self._cancelling = False
         self._made_condition: threading.Condition | None = None  # see _wait
         # The waiters of wait() and as_completed(): none, the one (the common case:
-        # no list per waited future), or a list of them (see _Waiters).
+        # no list per waited future), or a list of two or more (see _Waiters).
         self._waiter_entry: _Waiter | list[_Waiter] | None = None
 
     # Type checkers see the field of Future that wait() and as_completed() use; at
@@ -538,6 +543,10 @@ class ProxyFuture(Future[T]):
         as it ends, and the cancel is not lost. A ``cancel()`` that starts after
         this call sees the change already. Returns what ``cancel()`` returns here
         (``False`` when deferred).
+
+        In that race a poll future's cancel function may be asked twice for one
+        task: once by the hook in progress, if it found the callable done and the
+        cancel function refused, and once more by the retry.
         """
         with self._lock:
             if self._cancelling:
