@@ -324,8 +324,9 @@ def write_run(directory: Path, targets: list[list[str]], command: str) -> None:
         f"{platform.python_version()}; {versions}.",
         f"- **Clock**: {_harness.CLOCK_NAMES['cpu']}, unless a table says otherwise; "
         f"each figure is the best of {' or '.join(map(str, repeats))} interleaved "
-        "rounds (one run each in the remote tasks table), and each ratio is taken "
-        "between two figures of the same run.",
+        "rounds, unless its table gives its own count of runs (one run each in the "
+        "remote tasks table), and each ratio is taken between two figures of the "
+        "same run.",
         "- **Metrics**: no metric package importable (``prometheus_client`` and "
         "``opentelemetry`` blocked), except in the metrics table.",
         f"- **Targets**: {verdicts.count('PASS')} met, {verdicts.count('FAIL')} "
