@@ -241,9 +241,9 @@ def bytes_per_outstanding(n: int) -> float:
 def collector_row(
     per_future: Measurements, meters: Meters, contender: str, n: int, memory: str
 ) -> list[str]:
-    """A row of the million's table: the best run of ``contender`` at ``n``, its
-    collections, its time in the collector and without it, per future; then
-    ``memory``, the bytes per future."""
+    """A row of the million's table: the best run of ``contender`` at ``n``, and the
+    slowest; the best one's collections, its time in the collector and without
+    it, per future; then ``memory``, the bytes per future."""
     runs = meters[(contender, n)]
     elapsed, meter = min(runs, key=lambda run: run[0])
     return [
@@ -251,6 +251,7 @@ def collector_row(
         f"{n:,}",
         f"{len(runs)}",
         _harness.format_us(_harness.best(per_future, (contender, n))),
+        _harness.format_us(max(per_future[(contender, n)])),
         f"{meter.full}",
         _harness.format_us(meter.cpu_seconds / n),
         _harness.format_us((elapsed - meter.cpu_seconds) / n),
@@ -328,6 +329,7 @@ def report(
                 "Outstanding futures",
                 "runs",
                 "CPU us per future",
+                "slowest run",
                 "full collections",
                 "of which in the collector",
                 "less the collector",
