@@ -56,6 +56,22 @@ class _LightCondition(threading.Condition):
         self._waiters: deque[Any] = deque()
 
 
+E = TypeVar("E")
+
+
+def _one_more(held: E | list[E] | None, item: E) -> E | list[E]:
+    """``held`` with ``item`` added after the rest: what a future holds of waiters
+    or done callbacks, none (``None``), the one (never a list itself), or a list
+    of two or more. A list is made from the second on: the common case of one
+    costs none."""
+    if held is None:
+        return item
+    if isinstance(held, list):
+        held.append(item)
+        return held
+    return [held, item]
+
+
 class _Waiters:
     """What a :class:`ProxyFuture`'s ``_waiters`` gives :func:`~concurrent.futures.wait`
     and :func:`~concurrent.futures.as_completed`: they only ``append`` a waiter to a
@@ -74,13 +90,7 @@ class _Waiters:
         """Add ``waiter`` (one more call ``waiter.add_result(future)`` or the like
         once the future is resolved)."""
         future = self._future
-        entry = future._waiter_entry
-        if entry is None:
-            future._waiter_entry = waiter
-        elif isinstance(entry, list):
-            entry.append(waiter)
-        else:
-            future._waiter_entry = [entry, waiter]
+        future._waiter_entry = _one_more(future._waiter_entry, waiter)
 
     def remove(self, waiter: _Waiter) -> None:
         """Remove ``waiter``; raise ``ValueError`` if it is not there, as a list
@@ -308,13 +318,7 @@ class ProxyFuture(Future[T]):
         with self._lock:
             if self._state in _DONE:
                 return False
-            callbacks = self._done_callbacks
-            if callbacks is None:
-                self._done_callbacks = entry
-            elif isinstance(callbacks, list):
-                callbacks.append(entry)
-            else:
-                self._done_callbacks = [callbacks, entry]
+            self._done_callbacks = _one_more(self._done_callbacks, entry)
             return True
 
     def set_result(self, result: T) -> None:
