@@ -21,6 +21,7 @@ from fluent_executors import (
     PollDescriptor,
     PollExecutor,
     RetryPolicy,
+    _clock,
 )
 from fluent_executors._poll_thread import _Poller
 from fluent_executors.poll import _PollFuture
@@ -67,6 +68,96 @@ def executors() -> Any:
 
 def identity(value: Any) -> Any:
     return value
+
+
+# -- entering polling ----------------------------------------------------------------
+
+
+@pytest.fixture
+def waiting_poll(executors, monkeypatch):
+    """A poll executor on a sync delegate whose poll thread polls ``"a"`` once, is
+    told to wait 60 s, and is waiting: ``(executor, service)``."""
+    waiting = threading.Event()
+
+    def wait(condition: threading.Condition, timeout: float | None) -> bool:
+        if timeout is not None and timeout > 1.0:  # the 60 s the service asked for
+            waiting.set()
+        return real_wait(condition, timeout)
+
+    real_wait = _clock.wait
+    monkeypatch.setattr(_clock, "wait", wait)
+    service = Service(delay=60.0)
+    executor = Executors.sync().with_poll(service)
+    executors.append(executor)
+    executor.submit(identity, "a")
+    assert service.next_call() == ["a"]
+    assert waiting.wait(TIMEOUT)
+    return executor, service
+
+
+def test_a_future_enters_polling_without_the_poller_lock(waiting_poll):
+    # The delegate's threads hand futures to the poll thread without its lock
+    # (docs/performance.rst): a worker never queues up behind a poll round.
+    executor, service = waiting_poll
+    submitted: Future[Any] = Future()
+    with executor._poller._lock:  # as the poll thread holds it while it copies
+        threading.Thread(
+            target=lambda: submitted.set_result(executor.submit(identity, "b"))
+        ).start()
+        second = submitted.result(timeout=TIMEOUT)
+
+    executor.notify()
+
+    assert service.next_call() == ["a", "b"]
+    assert not second.done()
+    assert executor._poller.polled() == 2
+
+
+def test_a_future_cancelled_before_the_poll_thread_takes_it_in_is_not_polled(
+    waiting_poll,
+):
+    executor, service = waiting_poll
+    second = executor.submit(identity, "b")  # waits for the next round (60 s)
+
+    assert second.cancel()
+    executor.notify()
+
+    assert service.next_call() == ["a"]
+    assert second.cancelled()
+    assert executor._poller.polled() == 1
+    assert second._descriptor is None  # no reference cycle left
+
+
+def test_a_future_arriving_during_a_poll_that_asks_for_no_deadline_is_polled_at_once(
+    executors,
+):
+    # The poll function returns math.inf ("only when notified or when a future
+    # arrives") while a future arrives during that very call: it is polled next,
+    # with no notify().
+    calls: queue.Queue[list[Any]] = queue.Queue()
+    in_second_call, go_on = threading.Event(), threading.Event()
+    delays = iter([60.0, math.inf])
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        calls.put([d.result for d in descriptors])
+        delay = next(delays, 60.0)
+        if delay == math.inf:
+            in_second_call.set()
+            assert go_on.wait(TIMEOUT)
+        return delay
+
+    executor = Executors.sync().with_poll(poll)
+    executors.append(executor)
+    executor.submit(identity, "a")
+    assert calls.get(timeout=TIMEOUT) == ["a"]  # then 60 s
+    executor.notify()
+    assert in_second_call.wait(TIMEOUT)
+    assert calls.get(timeout=TIMEOUT) == ["a"]
+
+    executor.submit(identity, "b")  # during the call, before it asks for inf
+    go_on.set()
+
+    assert calls.get(timeout=TIMEOUT) == ["a", "b"]
 
 
 # -- poll_retry_policy --------------------------------------------------------------

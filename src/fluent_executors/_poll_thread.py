@@ -9,7 +9,10 @@ of at most ``max_batch`` (those longest since their last poll first), and waits 
 the earliest of the delays returned and the first deferred descriptor's time. With
 a ``poll_retry_policy``, an error of the poll function leaves the futures of that
 call pending while the policy allows. User code (the poll and cancel functions, the
-policy) runs outside the lock; the lock guards the bookkeeping only.
+policy) runs outside the lock; the lock guards the bookkeeping only. A future
+enters polling through a queue of arrivals that the delegate's threads append to
+without the lock while a poll is scheduled, and that the poll thread empties under
+it (``start_polling``, ``_take_arrivals``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import logging
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -86,6 +90,10 @@ class _Poller:
         # largest size: it is rebuilt once most of the entries added are gone, so
         # that a poll stays O(futures passed to it).
         self._polled_added = 0
+        # Futures that entered polling since the poll thread last looked: the
+        # delegate's threads append to it without the lock (deque.append is atomic),
+        # the poll thread moves them into _polled under the lock.
+        self._arrivals: deque[PollDescriptor[Any]] = deque()
         self._wake = False  # poll at once: notify(), or a future arrived while idle
         self._deadline: float | None = None  # monotonic time of next poll; None: none
         self._stopping = False  # closed, and no future is outstanding: thread ends
@@ -123,37 +131,64 @@ class _Poller:
         self._outstanding.discard(future)
 
     def start_polling(self, descriptor: PollDescriptor[Any]) -> None:
-        """Add the future of ``descriptor`` to those being polled."""
+        """Add the future of ``descriptor`` to those being polled.
+
+        While a poll is scheduled, it takes no lock (the delegate's threads call
+        it once per future, and would queue up on the poller's lock): the
+        descriptor waits in the arrivals until the poll thread takes it in, at
+        its next round. If the thread has nothing to poll, or no deadline, it is
+        taken in at once, under the lock, and polled at once.
+        """
         future = descriptor._future
+        if future.done():  # cancelled meanwhile (rechecked as it is taken in)
+            return
         descriptor._since = descriptor._last_polled = _clock.monotonic()
-        with self._lock:
-            if future.done():
-                return
-            future._descriptor = descriptor
-            # The delegate's future is needed no more: cancel() reads the result
-            # from the descriptor. (Not freed here: the delegate's future calls
-            # this, so it lives until that call returns, outside the lock.)
-            future._upstream = None
-            if self._counting_rounds:
-                descriptor._rounds_from = self.full_rounds
-            idle = not self._polled
-            self._polled[descriptor] = None
-            self._polled_added += 1
-            if idle or self._deadline is None:
-                self._wake = True
-                self._cond.notify()
-            cancel_now = self._cancel_all
+        future._descriptor = descriptor
+        # The delegate's future is needed no more: cancel() reads the result
+        # from the descriptor. (Not freed here: the delegate's future calls
+        # this, so it lives until that call returns.)
+        future._upstream = None
+        self._arrivals.append(descriptor)
+        if self._deadline is None or not self._polled:  # it may wait for no time
+            with self._lock:
+                self._take_arrivals()
         # It was running on the delegate when shutdown cancelled it, and that
         # cancel() was refused. It may still be in progress, its hook having looked
         # before the future entered polling: a plain cancel() here would then be
         # refused too, and the future polled on. _cancel_or_defer has that cancel()
         # try again as it ends, when it finds the future polled.
-        if cancel_now:
+        if self._cancel_all:
             future._cancel_or_defer()
+
+    def _take_arrivals(self) -> None:
+        """Move the arrivals into the futures polled (under the lock), but those
+        done meanwhile (their ``forget`` found nothing to drop). If the thread had
+        nothing to poll, or no deadline, they are polled at once."""
+        arrivals, polled = self._arrivals, self._polled
+        if not arrivals:
+            return
+        idle = not polled
+        rounds_from = self.full_rounds if self._counting_rounds else None
+        taken = 0
+        while arrivals:
+            descriptor = arrivals.popleft()
+            future = descriptor._future
+            if future.done():
+                future._descriptor = None  # no reference cycle
+                continue
+            descriptor._rounds_from = rounds_from
+            polled[descriptor] = None
+            taken += 1
+        self._polled_added += taken
+        if taken and (idle or self._deadline is None):
+            self._wake = True
+            self._cond.notify()  # (if not called by the poll thread)
 
     def polled(self) -> int:
         """The number of futures being polled now."""
-        return len(self._polled)
+        with self._lock:
+            self._take_arrivals()
+            return len(self._polled)
 
     def notify(self) -> None:
         """Make the poll thread poll as soon as possible."""
@@ -257,10 +292,12 @@ class _Poller:
     def _loop_polls(self) -> None:
         while True:
             with self._cond:
+                self._take_arrivals()
                 while not self._due() and not self._cancels:
                     if self._stopping:
                         return
                     _clock.wait(self._cond, self._wait_timeout())
+                    self._take_arrivals()
                 cancels, self._cancels = self._cancels, []
                 batch: list[PollDescriptor[Any]] = []
                 due = self._due()
