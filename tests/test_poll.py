@@ -696,8 +696,8 @@ def test_new_future_wakes_idle_poll_thread_at_once(make):
     assert executor.submit(identity, "task-1").result(timeout=TIMEOUT) == "task-1"
     remote.next_batch()
 
+    remote.finish("task-2")  # before it is submitted: it may be polled at once
     later = executor.submit(identity, "task-2")  # nothing polled: polled at once
-    remote.finish("task-2")
 
     assert later.result(timeout=TIMEOUT) == "task-2"
 
