@@ -197,6 +197,33 @@ def test_the_standard_pool_internals_that_submit_relies_on_are_unchanged() -> No
         "kwargs",
     ]
     assert list(inspect.signature(thread._WorkItem.run).parameters) == ["self"]
+    # What the standard code does with the idle workers' count, which the library's
+    # pool replaces with its own (pools._IdleWorkers): made in __init__, released by
+    # a worker after each item, tried at once by _adjust_thread_count; nothing else.
+    assert idle_semaphore_uses() == [
+        "executor._idle_semaphore.release()",
+        "self._idle_semaphore = threading.Semaphore(0)",
+        "self._idle_semaphore.acquire(timeout=0)",
+    ]
+
+
+def idle_semaphore_uses() -> list[str]:
+    """Every use of ``_idle_semaphore`` in the standard thread module, as source
+    text, sorted: an assignment, a method call, or ``"<other>"`` for any other."""
+    nodes = list(ast.walk(ast.parse(inspect.getsource(thread))))
+    uses = []
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            target = ast.unparse(node.targets[0])
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = ast.unparse(node.func.value)
+        else:
+            continue
+        if target.endswith("._idle_semaphore"):
+            uses.append(ast.unparse(node))
+    named = [n for n in nodes if isinstance(n, ast.Attribute)]
+    others = sum(n.attr == "_idle_semaphore" for n in named) - len(uses)
+    return sorted(uses + ["<other>"] * others)
 
 
 def test_thread_pool_futures_are_the_librarys_with_no_standard_future() -> None:
@@ -385,6 +412,37 @@ def test_a_spy_patched_onto_the_pool_after_wrapping_is_called(
     with executor:
         assert executor.submit(pow, 2, 3).result(timeout=TIMEOUT) == 8
     spy.assert_called_once_with(pow, 2, 3)
+
+
+def test_the_pool_reuses_an_idle_worker_rather_than_start_another() -> None:
+    with Executors.thread_pool(4) as pool:
+        idle = pool._idle_semaphore
+        release, released = idle.release, threading.Semaphore(0)
+
+        def counted() -> None:  # the worker counts itself idle after each item
+            release()
+            released.release()
+
+        idle.release = counted  # type: ignore[method-assign]
+        for i in range(20):  # one at a time: a worker is idle at each submit
+            assert pool.submit(pow, 2, i).result(timeout=TIMEOUT) == 2**i
+            assert released.acquire(timeout=TIMEOUT)
+        assert len(pool._threads) == 1
+
+
+@pytest.mark.skipif(not pools._OWN_WORK_ITEMS, reason="the standard Semaphore")
+def test_the_idle_workers_count_is_taken_at_once_and_never_waited_for() -> None:
+    idle = pools._IdleWorkers()
+    assert idle.acquire(timeout=0) is False
+    idle.release()
+    idle.release()
+    assert idle.acquire(timeout=0) is True
+    assert idle.acquire(blocking=False) is True
+    assert idle.acquire(timeout=0) is False
+    with pytest.raises(ValueError, match="cannot be waited for"):
+        idle.acquire()
+    with pytest.raises(ValueError, match="cannot be waited for"):
+        idle.acquire(timeout=1.0)
 
 
 def test_the_pool_starts_its_workers_as_needed_up_to_max_workers() -> None:

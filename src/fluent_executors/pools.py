@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.thread as _thread
+import functools
 import sys
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures._base import FINISHED
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -93,9 +95,11 @@ class _LibraryPool(FluentExecutor[SameResult]):
 # _broken, _shutdown, _work_queue and _adjust_thread_count, the module's
 # _global_shutdown_lock and _shutdown, and that workers call run() on what they
 # take, shutdown(cancel_futures=True) calls future.cancel() and a failed
-# initializer future.set_exception()) is the same from Python 3.10 to 3.13, which
-# tests/test_pools.py checks; on any other version the pool takes the standard
-# submit and follows its future.
+# initializer future.set_exception(); and that the pool's _idle_semaphore is only
+# released by workers and tried by _adjust_thread_count, which _IdleWorkers stands
+# in for) is the same from Python 3.10 to 3.13, which tests/test_pools.py checks;
+# on any other version the pool takes the standard submit and follows its future,
+# and keeps its standard Semaphore.
 _OWN_WORK_ITEMS = (3, 10) <= sys.version_info[:2] <= (3, 13)
 
 
@@ -137,6 +141,47 @@ class _WorkItem:
             # (Not set_result: a future a user resolved meanwhile must not raise
             # InvalidStateError here, which would end the worker thread.)
             future._try_resolve(FINISHED, result, None, "add_result")
+
+
+class _IdleWorkers:
+    """The count of the thread pool's idle workers, which the standard pool's code
+    keeps in a :class:`threading.Semaphore`, its ``_idle_semaphore``: this stands in
+    for it.
+
+    That code makes two calls on it, and only these (``tests/test_pools.py`` checks
+    its source, 3.10 to 3.13): a worker calls ``release()`` after each work item it
+    ran, and ``submit`` calls ``acquire(timeout=0)``, which says whether an idle
+    worker will take the new item or a thread must be started (up to
+    ``max_workers``). Here each is one operation on a deque of tokens, atomic without
+    a lock. A Semaphore takes the lock of its Condition in Python code: a worker
+    that holds it when the interpreter switches threads makes the submitting thread
+    and the other workers queue up on it, and each one woken is a switch between
+    threads (see the performance page, ``docs/performance.rst``).
+    """
+
+    __slots__ = ("_tokens", "release")
+
+    def __init__(self) -> None:
+        tokens: deque[None] = deque()
+        self._tokens = tokens
+        # The deque's own append, with its argument bound: no Python frame at all.
+        self.release: Callable[[], None] = functools.partial(tokens.append, None)
+
+    def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+        """Take an idle worker's token if there is one, at once, as a Semaphore's
+        ``acquire(timeout=0)`` does; return whether one was taken (``bool``).
+
+        Raises:
+            ValueError: asked to wait (``blocking`` with a ``timeout`` other than
+                0): the standard pool never does.
+        """
+        if blocking and timeout != 0:
+            raise ValueError("the idle workers of a pool cannot be waited for")
+        try:
+            self._tokens.pop()
+        except IndexError:
+            return False
+        return True
 
 
 class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
@@ -189,6 +234,8 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             if len(args) < 2 and "thread_name_prefix" not in kwargs:
                 kwargs["thread_name_prefix"] = f"fluent-executors-{name}"
             super().__init__(*args, **kwargs)
+            if _OWN_WORK_ITEMS:  # the versions whose pool code this knows
+                self._idle_semaphore = _IdleWorkers()
             self._counts = open_counts(self, "threadpool", name, counts_running=True)
 
     def submit(
@@ -227,10 +274,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             # (The standard queue's type names the standard work item.)
             item: Any = _WorkItem(future, fn, args, kwargs, counts)
             self._work_queue.put(item)
-            # (Even with every worker started: its idle-worker Semaphore lets them
-            # run while the caller submits; without it, a loop of submits outruns
-            # them, and the futures pile up pending, costlier to wait on.)
-            self._adjust_thread_count()
+            self._adjust_thread_count()  # a worker, unless an idle one takes it
         return future
 
 
