@@ -128,12 +128,13 @@ def test_a_future_cancelled_before_the_poll_thread_takes_it_in_is_not_polled(
     assert second._descriptor is None  # no reference cycle left
 
 
+@pytest.mark.parametrize("stats_during_the_call", [False, True])
 def test_a_future_arriving_during_a_poll_that_asks_for_no_deadline_is_polled_at_once(
-    executors,
+    executors, stats_during_the_call
 ):
     # The poll function returns math.inf ("only when notified or when a future
     # arrives") while a future arrives during that very call: it is polled next,
-    # with no notify().
+    # with no notify(); also if stats() takes it in during the call.
     calls: queue.Queue[list[Any]] = queue.Queue()
     in_second_call, go_on = threading.Event(), threading.Event()
     delays = iter([60.0, math.inf])
@@ -155,9 +156,48 @@ def test_a_future_arriving_during_a_poll_that_asks_for_no_deadline_is_polled_at_
     assert calls.get(timeout=TIMEOUT) == ["a"]
 
     executor.submit(identity, "b")  # during the call, before it asks for inf
+    if stats_during_the_call:
+        assert executor.stats().polled == 2
     go_on.set()
 
     assert calls.get(timeout=TIMEOUT) == ["a", "b"]
+
+
+def test_a_future_arriving_as_the_last_one_polled_ends_joins_the_next_round(
+    executors,
+):
+    # "b" arrives while "a" is polled; that poll resolves "a" and asks for 60 s:
+    # "b" joins that next round, as the poll page says (others were polled).
+    calls: queue.Queue[list[Any]] = queue.Queue()
+    in_second_call, go_on = threading.Event(), threading.Event()
+    made: list[int] = []
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        made.append(len(descriptors))
+        calls.put([d.result for d in descriptors])
+        if len(made) == 2:
+            in_second_call.set()
+            assert go_on.wait(TIMEOUT)
+            descriptors[0].yield_result()
+        return 60.0
+
+    with virtual_time() as clock:
+        executor = Executors.sync().with_poll(poll)
+        executors.append(executor)
+        first = executor.submit(identity, "a")
+        assert calls.get(timeout=TIMEOUT) == ["a"]  # then 60 s
+        executor.notify()
+        assert in_second_call.wait(TIMEOUT)
+        assert calls.get(timeout=TIMEOUT) == ["a"]
+        executor.submit(identity, "b")
+        go_on.set()
+        assert first.result(timeout=TIMEOUT) == "a"
+
+        clock.advance(59.0)  # returns once the poll thread waits again
+        assert calls.empty(), list(calls.queue)
+        clock.advance(1.0)
+
+        assert calls.get(timeout=TIMEOUT) == ["b"]
 
 
 # -- poll_retry_policy --------------------------------------------------------------

@@ -199,7 +199,7 @@ def test_the_standard_pool_internals_that_submit_relies_on_are_unchanged() -> No
     assert list(inspect.signature(thread._WorkItem.run).parameters) == ["self"]
     # What the standard code does with the idle workers' count, which the library's
     # pool replaces with its own (pools._IdleWorkers): made in __init__, released by
-    # a worker after each item, tried at once by _adjust_thread_count; nothing else.
+    # a worker as it goes idle, tried at once by _adjust_thread_count; nothing else.
     assert idle_semaphore_uses() == [
         "executor._idle_semaphore.release()",
         "self._idle_semaphore = threading.Semaphore(0)",

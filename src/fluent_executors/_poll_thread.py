@@ -11,8 +11,10 @@ a ``poll_retry_policy``, an error of the poll function leaves the futures of tha
 call pending while the policy allows. User code (the poll and cancel functions, the
 policy) runs outside the lock; the lock guards the bookkeeping only. A future
 enters polling through a queue of arrivals that the delegate's threads append to
-without the lock while a poll is scheduled, and that the poll thread empties under
-it (``start_polling``, ``_take_arrivals``).
+without the lock while a poll is scheduled, and that is emptied under it: by the
+poll thread before each round and as it wakes, by a delegate's thread that finds
+nothing else polled or no deadline, and by ``polled()`` (``start_polling``,
+``_take_arrivals``).
 """
 
 from __future__ import annotations
@@ -90,10 +92,11 @@ class _Poller:
         # largest size: it is rebuilt once most of the entries added are gone, so
         # that a poll stays O(futures passed to it).
         self._polled_added = 0
-        # Futures that entered polling since the poll thread last looked: the
-        # delegate's threads append to it without the lock (deque.append is atomic),
-        # the poll thread moves them into _polled under the lock.
+        # Futures that entered polling and are not taken in yet: the delegate's
+        # threads append to it without the lock (deque.append is atomic); they are
+        # moved into _polled under the lock (_take_arrivals).
         self._arrivals: deque[PollDescriptor[Any]] = deque()
+        self._fresh = 0  # taken in since the last round began: in no round yet
         self._wake = False  # poll at once: notify(), or a future arrived while idle
         self._deadline: float | None = None  # monotonic time of next poll; None: none
         self._stopping = False  # closed, and no future is outstanding: thread ends
@@ -133,11 +136,12 @@ class _Poller:
     def start_polling(self, descriptor: PollDescriptor[Any]) -> None:
         """Add the future of ``descriptor`` to those being polled.
 
-        While a poll is scheduled, it takes no lock (the delegate's threads call
-        it once per future, and would queue up on the poller's lock): the
-        descriptor waits in the arrivals until the poll thread takes it in, at
-        its next round. If the thread has nothing to poll, or no deadline, it is
-        taken in at once, under the lock, and polled at once.
+        While a poll is scheduled and others are polled, it takes no lock (the
+        delegate's threads call it once per future, and would queue up on the
+        poller's lock): the descriptor waits in the arrivals until the poll thread
+        takes it in, and joins its next round. If nothing else was polled as it
+        arrived, or the thread has no deadline, it is taken in at once, under
+        the lock, and polled at once.
         """
         future = descriptor._future
         if future.done():  # cancelled meanwhile (rechecked as it is taken in)
@@ -151,7 +155,10 @@ class _Poller:
         self._arrivals.append(descriptor)
         if self._deadline is None or not self._polled:  # it may wait for no time
             with self._lock:
-                self._take_arrivals()
+                self._take_arrivals()  # (another thread may have taken it in)
+                if self._fresh:  # else a round that polls it has begun
+                    self._wake = True
+                    self._cond.notify()
         # It was running on the delegate when shutdown cancelled it, and that
         # cancel() was refused. It may still be in progress, its hook having looked
         # before the future entered polling: a plain cancel() here would then be
@@ -162,12 +169,11 @@ class _Poller:
 
     def _take_arrivals(self) -> None:
         """Move the arrivals into the futures polled (under the lock), but those
-        done meanwhile (their ``forget`` found nothing to drop). If the thread had
-        nothing to poll, or no deadline, they are polled at once."""
+        done meanwhile (their ``forget`` found nothing to drop), and count them
+        in ``_fresh``. Whether they are polled at once is the caller's call."""
         arrivals, polled = self._arrivals, self._polled
         if not arrivals:
             return
-        idle = not polled
         rounds_from = self.full_rounds if self._counting_rounds else None
         taken = 0
         while arrivals:
@@ -180,12 +186,11 @@ class _Poller:
             polled[descriptor] = None
             taken += 1
         self._polled_added += taken
-        if taken and (idle or self._deadline is None):
-            self._wake = True
-            self._cond.notify()  # (if not called by the poll thread)
+        self._fresh += taken
 
     def polled(self) -> int:
-        """The number of futures being polled now."""
+        """The number of futures being polled now (those that arrived are taken
+        in: they join the next round, as if the poll thread had taken them)."""
         with self._lock:
             self._take_arrivals()
             return len(self._polled)
@@ -292,12 +297,12 @@ class _Poller:
     def _loop_polls(self) -> None:
         while True:
             with self._cond:
-                self._take_arrivals()
+                self._take_in()
                 while not self._due() and not self._cancels:
                     if self._stopping:
                         return
                     _clock.wait(self._cond, self._wait_timeout())
-                    self._take_arrivals()
+                    self._take_in()
                 cancels, self._cancels = self._cancels, []
                 batch: list[PollDescriptor[Any]] = []
                 due = self._due()
@@ -310,6 +315,7 @@ class _Poller:
                     elif self._counting_rounds:  # descriptors count their own now
                         self._stop_counting_rounds()
                     batch = list(self._polled)
+                    self._fresh = 0
                     if self._polled_added > 2 * len(batch) + 64:
                         self._polled = dict.fromkeys(batch)
                         self._polled_added = len(batch)
@@ -323,6 +329,15 @@ class _Poller:
                 self._deadline = (
                     _clock.monotonic() + delay if delay < math.inf else None
                 )
+                self._take_in()
+
+    def _take_in(self) -> None:
+        """The poll thread takes the arrivals in (under the lock). Those in no
+        round yet (taken in by polled() too) are polled at once if it has no
+        deadline, else at the next round."""
+        self._take_arrivals()
+        if self._fresh and self._deadline is None:
+            self._wake = True
 
     def _round(self, batch: list[PollDescriptor[Any]], full: bool) -> float:
         """Poll the descriptors of ``batch`` that are due, in calls of at most
