@@ -8,6 +8,7 @@ import logging
 import math
 import queue
 import threading
+from collections import deque
 from concurrent.futures import Future
 from typing import Any
 from unittest import mock
@@ -198,6 +199,89 @@ def test_a_future_arriving_as_the_last_one_polled_ends_joins_the_next_round(
         clock.advance(1.0)
 
         assert calls.get(timeout=TIMEOUT) == ["b"]
+
+
+@pytest.fixture
+def idle_after_a_poll(executors, monkeypatch):
+    """A poll executor whose only future, ``"a"``, ended in its first poll, which
+    asked for 60 s: its thread waits with nothing to poll. ``"b"`` is finished at
+    its service too."""
+    service = Service(delay=60.0)
+    service.finished.update({"a", "b"})
+    waiting = threading.Event()
+
+    def wait(condition: threading.Condition, timeout: float | None) -> bool:
+        if timeout is None and service.seen:  # after the first poll
+            waiting.set()
+        return real_wait(condition, timeout)
+
+    real_wait = _clock.wait
+    monkeypatch.setattr(_clock, "wait", wait)
+    executor = Executors.sync().with_poll(service)
+    executors.append(executor)
+    assert executor.submit(identity, "a").result(timeout=TIMEOUT) == "a"
+    assert waiting.wait(TIMEOUT)
+    return executor
+
+
+class ArrivalsThatLetOthersIn(deque[Any]):
+    """The arrivals of a poller, with ``then()`` called just after each append: what
+    another thread may do between a future's arrival and its check for a wake-up."""
+
+    def __init__(self, then: Any) -> None:
+        super().__init__()
+        self.then = then
+
+    def append(self, descriptor: Any) -> None:
+        super().append(descriptor)
+        self.then()
+
+
+def test_a_future_that_stats_takes_in_as_it_arrives_is_still_polled_at_once(
+    idle_after_a_poll,
+):
+    executor = idle_after_a_poll
+    executor._poller._arrivals = ArrivalsThatLetOthersIn(executor.stats)
+
+    assert executor.submit(identity, "b").result(timeout=TIMEOUT) == "b"
+
+
+def test_a_future_that_the_poll_thread_takes_in_as_it_arrives_is_still_polled_at_once(
+    idle_after_a_poll,
+):
+    executor = idle_after_a_poll
+    poller = executor._poller
+
+    def poll_thread_takes_it_in() -> None:
+        with poller._lock:
+            poller._take_in()  # as the poll thread does after a round
+
+    poller._arrivals = ArrivalsThatLetOthersIn(poll_thread_takes_it_in)
+
+    assert executor.submit(identity, "b").result(timeout=TIMEOUT) == "b"
+
+
+def test_a_descriptors_polls_stop_counting_once_its_future_is_done(executors):
+    kept: list[PollDescriptor[Any]] = []
+    calls: queue.Queue[list[Any]] = queue.Queue()
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        calls.put([d.result for d in descriptors])
+        for descriptor in descriptors:
+            if descriptor.result == "a":
+                kept.append(descriptor)
+                descriptor.yield_result()
+        return math.inf
+
+    executor = Executors.sync().with_poll(poll)
+    executors.append(executor)
+    assert executor.submit(identity, "a").result(timeout=TIMEOUT) == "a"
+    executor.submit(identity, "b")
+    assert [calls.get(timeout=TIMEOUT) for _ in range(2)] == [["a"], ["b"]]
+    executor.notify()
+    assert calls.get(timeout=TIMEOUT) == ["b"]
+
+    assert kept[0].polls == 1
 
 
 # -- poll_retry_policy --------------------------------------------------------------

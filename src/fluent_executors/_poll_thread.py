@@ -131,6 +131,10 @@ class _Poller:
             if descriptor is not None:
                 self._polled.pop(descriptor, None)
                 future._descriptor = None  # no reference cycle
+                rounds_from = descriptor._rounds_from
+                if rounds_from is not None:  # its polls stop counting rounds
+                    descriptor._polls += self.full_rounds - rounds_from
+                    descriptor._rounds_from = None
         self._outstanding.discard(future)
 
     def start_polling(self, descriptor: PollDescriptor[Any]) -> None:
@@ -152,13 +156,14 @@ class _Poller:
         # from the descriptor. (Not freed here: the delegate's future calls
         # this, so it lives until that call returns.)
         future._upstream = None
+        # Nothing else polled, or no deadline: polled at once. (Looked at before
+        # and after the append: the poll thread may take it in meanwhile.)
+        at_once = not self._polled
         self._arrivals.append(descriptor)
-        if self._deadline is None or not self._polled:  # it may wait for no time
+        if at_once or self._deadline is None or not self._polled:
             with self._lock:
                 self._take_arrivals()  # (another thread may have taken it in)
-                if self._fresh:  # else a round that polls it has begun
-                    self._wake = True
-                    self._cond.notify()
+                self._wake_if_fresh()
         # It was running on the delegate when shutdown cancelled it, and that
         # cancel() was refused. It may still be in progress, its hook having looked
         # before the future entered polling: a plain cancel() here would then be
@@ -188,11 +193,23 @@ class _Poller:
         self._polled_added += taken
         self._fresh += taken
 
+    def _wake_if_fresh(self) -> None:
+        """From a thread other than the poll thread, under the lock: have it poll
+        at once if futures taken in are in no round yet (an arrival that found
+        nothing else polled, or no deadline)."""
+        if self._fresh:  # else a round that polls them has begun
+            self._wake = True
+            self._cond.notify()
+
     def polled(self) -> int:
         """The number of futures being polled now (those that arrived are taken
-        in: they join the next round, as if the poll thread had taken them)."""
+        in first, and polled at once if nothing else was polled, or no deadline,
+        as they would have been)."""
         with self._lock:
+            at_once = not self._polled or self._deadline is None
             self._take_arrivals()
+            if at_once:
+                self._wake_if_fresh()
             return len(self._polled)
 
     def notify(self) -> None:

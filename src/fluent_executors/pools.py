@@ -152,11 +152,12 @@ class _IdleWorkers:
     its source, 3.10 to 3.13): a worker calls ``release()`` after each work item it
     ran (3.10 and 3.11) or each time it finds the queue empty (3.12 and 3.13), and
     ``submit`` calls ``acquire(timeout=0)``, which says whether an idle worker will
-    take the new item or a thread must be started (up to ``max_workers``). Here each is one operation on a deque of tokens, atomic without
-    a lock. A Semaphore takes the lock of its Condition in Python code: a worker
-    that holds it when the interpreter switches threads makes the submitting thread
-    and the other workers queue up on it, and each one woken is a switch between
-    threads (see the performance page, ``docs/performance.rst``).
+    take the new item or a thread must be started (up to ``max_workers``). Here
+    each is one operation on a deque of tokens, atomic without a lock. A Semaphore
+    takes the lock of its Condition in Python code: a worker that holds it when the
+    interpreter switches threads makes the submitting thread and the other workers
+    queue up on it, and each one woken is a switch between threads (see the
+    performance page, ``docs/performance.rst``).
     """
 
     __slots__ = ("_tokens", "release")
