@@ -261,6 +261,24 @@ def test_a_future_that_the_poll_thread_takes_in_as_it_arrives_is_still_polled_at
     assert executor.submit(identity, "b").result(timeout=TIMEOUT) == "b"
 
 
+def test_stats_that_takes_in_a_future_when_nothing_else_is_polled_polls_it_at_once(
+    idle_after_a_poll,
+):
+    # A future has arrived (appended to the arrivals) and has not looked yet
+    # whether to wake the poll thread, which waits with nothing to poll: stats()
+    # takes it in, and must wake the thread as the future itself would have.
+    executor = idle_after_a_poll
+    poller = executor._poller
+    future: _PollFuture[Any] = _PollFuture(poller)
+    executor._counts.adopt(future)
+    poller.add(future)
+    future._descriptor = descriptor = PollDescriptor(future, "b")
+    poller._arrivals.append(descriptor)
+
+    assert executor.stats().polled == 1
+    assert future.result(timeout=TIMEOUT) == "b"
+
+
 def test_a_descriptors_polls_stop_counting_once_its_future_is_done(executors):
     kept: list[PollDescriptor[Any]] = []
     calls: queue.Queue[list[Any]] = queue.Queue()

@@ -125,7 +125,8 @@ class _Poller:
                 self._thread.start()
 
     def forget(self, future: _PollFuture[Any]) -> None:
-        """Drop a done future from the bookkeeping (each future's ``_on_resolved``)."""
+        """Drop a done future from the bookkeeping (each future's ``_on_resolved``);
+        its descriptor's ``polls`` stops counting rounds."""
         with self._lock:
             descriptor = future._descriptor
             if descriptor is not None:
@@ -142,10 +143,10 @@ class _Poller:
 
         While a poll is scheduled and others are polled, it takes no lock (the
         delegate's threads call it once per future, and would queue up on the
-        poller's lock): the descriptor waits in the arrivals until the poll thread
-        takes it in, and joins its next round. If nothing else was polled as it
-        arrived, or the thread has no deadline, it is taken in at once, under
-        the lock, and polled at once.
+        poller's lock): the descriptor waits in the arrivals until it is taken in
+        (by the poll thread, or by ``polled()``), and joins the next round. If
+        nothing else was polled as it arrived, or the thread has no deadline, it
+        is taken in at once, under the lock, and polled at once.
         """
         future = descriptor._future
         if future.done():  # cancelled meanwhile (rechecked as it is taken in)
@@ -194,17 +195,20 @@ class _Poller:
         self._fresh += taken
 
     def _wake_if_fresh(self) -> None:
-        """From a thread other than the poll thread, under the lock: have it poll
-        at once if futures taken in are in no round yet (an arrival that found
-        nothing else polled, or no deadline)."""
+        """Under the lock, for an arrival that found nothing else polled or no
+        deadline: have the poll thread poll at once if futures taken in are in no
+        round yet. (Called on the poll thread itself, from a poll function that
+        calls ``stats()``, ``attach()`` or a sync delegate's ``submit``, it makes
+        one more round after the current one.)"""
         if self._fresh:  # else a round that polls them has begun
             self._wake = True
             self._cond.notify()
 
     def polled(self) -> int:
-        """The number of futures being polled now (those that arrived are taken
-        in first, and polled at once if nothing else was polled, or no deadline,
-        as they would have been)."""
+        """The number of futures being polled now. Those that arrived are taken
+        in first, and polled at once if nothing else was polled or there is no
+        deadline (even if they arrived while others were polled that have ended
+        since: without this call they would wait for the deadline)."""
         with self._lock:
             at_once = not self._polled or self._deadline is None
             self._take_arrivals()
@@ -351,7 +355,8 @@ class _Poller:
     def _take_in(self) -> None:
         """The poll thread takes the arrivals in (under the lock). Those in no
         round yet (taken in by polled() too) are polled at once if it has no
-        deadline, else at the next round."""
+        deadline, else at the next round. (An arrival that found nothing else
+        polled has woken the thread itself: ``start_polling``.)"""
         self._take_arrivals()
         if self._fresh and self._deadline is None:
             self._wake = True

@@ -71,7 +71,8 @@ class PollDescriptor(Generic[T]):
         self._result = result
         self._polls = 0  # calls of the poll function it was passed to, counted
         # one by one; plus, while the poller counts rounds that pass every
-        # descriptor (nothing deferred yet), those since it entered polling:
+        # descriptor (nothing deferred yet) and until its future is done, those
+        # since it was taken in (under the poller's lock):
         self._rounds_from: int | None = None  # the poller's full_rounds then
         self._not_before = -math.inf  # deferred until then (_clock.monotonic())
         self._since = self._last_polled = 0.0  # set when polling starts
@@ -160,10 +161,14 @@ class PollDescriptor(Generic[T]):
 
         .. versionadded:: 0.2.0
         """
-        rounds_from = self._rounds_from
-        if rounds_from is None:
+        if self._rounds_from is None:
             return self._polls
-        return self._polls + self._future._poller.full_rounds - rounds_from
+        poller = self._future._poller
+        with poller._lock:  # forget() may move the rounds into _polls meanwhile
+            rounds_from = self._rounds_from
+            if rounds_from is None:
+                return self._polls
+            return self._polls + poller.full_rounds - rounds_from
 
     def __repr__(self) -> str:
         return f"<PollDescriptor result={self._result!r} future={self._future!r}>"
