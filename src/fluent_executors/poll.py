@@ -39,6 +39,9 @@ coroutine is then awaited on the poll thread's event loop, and the answer is its
 result (see the poll page, "Async cancel functions")."""
 
 _OMITTED: Any = object()
+# A descriptor's time of "not deferred", one float for all (-math.inf written in
+# __init__ would make a float per descriptor, walked by every full collection).
+_NOT_DEFERRED = -math.inf
 
 
 class PollDescriptor(Generic[T]):
@@ -74,7 +77,7 @@ class PollDescriptor(Generic[T]):
         # descriptor (nothing deferred yet) and until its future is done, those
         # since it was taken in (under the poller's lock):
         self._rounds_from: int | None = None  # the poller's full_rounds then
-        self._not_before = -math.inf  # deferred until then (_clock.monotonic())
+        self._not_before = _NOT_DEFERRED  # deferred until then (_clock.monotonic())
         self._since = self._last_polled = 0.0  # set when polling starts
 
     @property
