@@ -9,6 +9,7 @@ import math
 import queue
 import threading
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 from unittest import mock
@@ -74,26 +75,41 @@ def identity(value: Any) -> Any:
 # -- entering polling ----------------------------------------------------------------
 
 
-@pytest.fixture
-def waiting_poll(executors, monkeypatch):
-    """A poll executor on a sync delegate whose poll thread polls ``"a"`` once, is
-    told to wait 60 s, and is waiting: ``(executor, service)``."""
+def polled_once_then_waiting(
+    executors: list[Any],
+    monkeypatch: pytest.MonkeyPatch,
+    finished: set[Any],
+    waits: Callable[[float | None], bool],
+) -> tuple[PollExecutor[Any], Service]:
+    """A poll executor on a sync delegate whose service asks for 60 s, once its
+    poll thread has polled ``"a"`` once and then waits with a timeout for which
+    ``waits(timeout)`` holds; the service finishes the tasks in ``finished``."""
+    service = Service(delay=60.0)
+    service.finished.update(finished)
     waiting = threading.Event()
 
     def wait(condition: threading.Condition, timeout: float | None) -> bool:
-        if timeout is not None and timeout > 1.0:  # the 60 s the service asked for
+        if service.seen and waits(timeout):
             waiting.set()
         return real_wait(condition, timeout)
 
     real_wait = _clock.wait
     monkeypatch.setattr(_clock, "wait", wait)
-    service = Service(delay=60.0)
     executor = Executors.sync().with_poll(service)
     executors.append(executor)
     executor.submit(identity, "a")
     assert service.next_call() == ["a"]
     assert waiting.wait(TIMEOUT)
     return executor, service
+
+
+@pytest.fixture
+def waiting_poll(executors, monkeypatch):
+    """``"a"`` is polled, pending; the poll thread waits for the 60 s asked for:
+    ``(executor, service)``."""
+    return polled_once_then_waiting(
+        executors, monkeypatch, set(), lambda timeout: timeout is not None
+    )
 
 
 def test_a_future_enters_polling_without_the_poller_lock(waiting_poll):
@@ -203,24 +219,11 @@ def test_a_future_arriving_as_the_last_one_polled_ends_joins_the_next_round(
 
 @pytest.fixture
 def idle_after_a_poll(executors, monkeypatch):
-    """A poll executor whose only future, ``"a"``, ended in its first poll, which
-    asked for 60 s: its thread waits with nothing to poll. ``"b"`` is finished at
-    its service too."""
-    service = Service(delay=60.0)
-    service.finished.update({"a", "b"})
-    waiting = threading.Event()
-
-    def wait(condition: threading.Condition, timeout: float | None) -> bool:
-        if timeout is None and service.seen:  # after the first poll
-            waiting.set()
-        return real_wait(condition, timeout)
-
-    real_wait = _clock.wait
-    monkeypatch.setattr(_clock, "wait", wait)
-    executor = Executors.sync().with_poll(service)
-    executors.append(executor)
-    assert executor.submit(identity, "a").result(timeout=TIMEOUT) == "a"
-    assert waiting.wait(TIMEOUT)
+    """``"a"`` ended in its first poll, which asked for 60 s: the poll thread waits
+    with nothing to poll. ``"b"`` is finished at the service too."""
+    executor, _ = polled_once_then_waiting(
+        executors, monkeypatch, {"a", "b"}, lambda timeout: timeout is None
+    )
     return executor
 
 
