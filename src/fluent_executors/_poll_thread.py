@@ -14,7 +14,8 @@ enters polling through a queue of arrivals that the delegate's threads append to
 without the lock while a poll is scheduled, and that is emptied under it: by the
 poll thread before each round and as it wakes, by a delegate's thread that finds
 nothing else polled or no deadline, and by ``polled()`` (``start_polling``,
-``_take_arrivals``).
+``_take_arrivals``). The futures taken in, and the list that a round passes to the
+poll function, are kept by ``_polled.Polled``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from . import _clock
 from ._callbacks import mark_library_thread, must_reraise
 from ._outstanding import Outstanding
+from ._polled import Polled
 from ._scheduler import call_later
 
 if TYPE_CHECKING:
@@ -85,13 +87,8 @@ class _Poller:
         # (Taken often, the lock is taken directly: a Condition's "with" is Python.)
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
-        # Dicts as insertion-ordered sets: O(1) add and remove, ordered snapshots.
         self._outstanding = Outstanding()  # submitted, not done
-        self._polled: dict[PollDescriptor[Any], None] = {}  # delegate done, not done
-        # A dict does not shrink as entries are removed, and copying it costs its
-        # largest size: it is rebuilt once most of the entries added are gone, so
-        # that a poll stays O(futures passed to it).
-        self._polled_added = 0
+        self._polled = Polled()  # delegate done (or attached), not done
         # Futures that entered polling and are not taken in yet: the delegate's
         # threads append to it without the lock (deque.append is atomic); they are
         # moved into _polled under the lock (_take_arrivals).
@@ -130,7 +127,7 @@ class _Poller:
         with self._lock:
             descriptor = future._descriptor
             if descriptor is not None:
-                self._polled.pop(descriptor, None)
+                self._polled.discard(descriptor)
                 future._descriptor = None  # no reference cycle
                 rounds_from = descriptor._rounds_from
                 if rounds_from is not None:  # its polls stop counting rounds
@@ -189,9 +186,8 @@ class _Poller:
                 future._descriptor = None  # no reference cycle
                 continue
             descriptor._rounds_from = rounds_from
-            polled[descriptor] = None
+            polled.add(descriptor)
             taken += 1
-        self._polled_added += taken
         self._fresh += taken
 
     def _wake_if_fresh(self) -> None:
@@ -335,11 +331,8 @@ class _Poller:
                         self._full_round_at = _clock.monotonic()
                     elif self._counting_rounds:  # descriptors count their own now
                         self._stop_counting_rounds()
-                    batch = list(self._polled)
+                    batch = self._polled.begin_round()
                     self._fresh = 0
-                    if self._polled_added > 2 * len(batch) + 64:
-                        self._polled = dict.fromkeys(batch)
-                        self._polled_added = len(batch)
             if cancels:
                 self._run_cancels(cancels)
             if not due:
@@ -347,6 +340,7 @@ class _Poller:
             delay = self._round(batch, full)
             del batch  # not kept alive while the thread waits
             with self._lock:
+                self._polled.end_round()
                 self._deadline = (
                     _clock.monotonic() + delay if delay < math.inf else None
                 )
@@ -371,7 +365,7 @@ class _Poller:
         if full:
             size = self._max_batch
             if size is None or size >= len(batch):  # one call: no copy of the batch
-                delays = [self._poll(batch)]
+                delays = [self._polled.lend(self._poll, batch)]
             else:
                 delays = [
                     self._poll(batch[start : start + size])

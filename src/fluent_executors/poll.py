@@ -61,12 +61,14 @@ class PollDescriptor(Generic[T]):
 
     __slots__ = (
         "_future",
+        "_gone",
         "_last_polled",
         "_not_before",
         "_polls",
         "_result",
         "_rounds_from",
         "_since",
+        "_slot",
     )
 
     def __init__(self, future: _PollFuture[T], result: T) -> None:
@@ -79,6 +81,8 @@ class PollDescriptor(Generic[T]):
         self._rounds_from: int | None = None  # the poller's full_rounds then
         self._not_before = _NOT_DEFERRED  # deferred until then (_clock.monotonic())
         self._since = self._last_polled = 0.0  # set when polling starts
+        self._slot = -1  # its number in order of arrival, once taken in (_polled)
+        self._gone = False  # its future is done, and it was taken in
 
     @property
     def result(self) -> T:
