@@ -11,9 +11,10 @@ calls :meth:`~Outstanding.close` (and cancels what it returns, if asked to), the
 :meth:`~Outstanding.finish` with what to do once idle (shut the delegate down):
 with ``wait``, that waits until no future is left and does it; without, it does it
 now if none is left, else the thread that discards the last one does, once.
-Every operation is O(1) but the snapshot that ``close`` returns; the lock guards
-the bookkeeping only, the action runs outside it. Nothing here refers to the
-executor but a deferred action, until it has run: no reference cycle.
+Every operation is O(1) but the snapshots that ``snapshot`` and ``close``
+return; the lock guards the bookkeeping only, the action runs outside it. Nothing
+here refers to the executor but a deferred action, until it has run: no reference
+cycle.
 """
 
 from __future__ import annotations
@@ -68,6 +69,11 @@ class Outstanding:
             action, self._deferred = self._deferred, None
         if action is not None:
             action()
+
+    def snapshot(self) -> list[Future[Any]]:
+        """The futures outstanding now."""
+        with self._lock:
+            return list(self._futures)
 
     def close(self) -> list[Future[Any]]:
         """Refuse new futures; return those outstanding (to cancel, say)."""

@@ -88,7 +88,7 @@ class _Poller:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._outstanding = Outstanding()  # submitted, not done
-        self._polled = Polled()  # delegate done (or attached), not done
+        self._polled = Polled(self._recover)  # delegate done (or attached), not done
         # Futures that entered polling and are not taken in yet: the delegate's
         # threads append to it without the lock (deque.append is atomic); they are
         # moved into _polled under the lock (_take_arrivals).
@@ -100,6 +100,7 @@ class _Poller:
         self._cancel_all = False  # shutdown(cancel_futures=True) was called
         self._thread: threading.Thread | None = None
         self._warned_bad_delay = False
+        self._warned_changed_list = False
 
     # -- called from submitting threads and the delegate's threads --------------------
 
@@ -127,7 +128,8 @@ class _Poller:
         with self._lock:
             descriptor = future._descriptor
             if descriptor is not None:
-                self._polled.discard(descriptor)
+                if self._polled.discard(descriptor):
+                    self._cond.notify()  # the poll thread tidies the list
                 future._descriptor = None  # no reference cycle
                 rounds_from = descriptor._rounds_from
                 if rounds_from is not None:  # its polls stop counting rounds
@@ -347,11 +349,13 @@ class _Poller:
                 self._take_in()
 
     def _take_in(self) -> None:
-        """The poll thread takes the arrivals in (under the lock). Those in no
-        round yet (taken in by polled() too) are polled at once if it has no
-        deadline, else at the next round. (An arrival that found nothing else
+        """The poll thread takes the arrivals in (under the lock), and cuts the
+        descriptors of futures done since the last round out of the list. Those
+        in no round yet (taken in by polled() too) are polled at once if it has
+        no deadline, else at the next round. (An arrival that found nothing else
         polled has woken the thread itself: ``start_polling``.)"""
         self._take_arrivals()
+        self._polled.tidy()
         if self._fresh and self._deadline is None:
             self._wake = True
 
@@ -402,6 +406,28 @@ class _Poller:
                 descriptor._last_polled = polled_at
             descriptor._rounds_from = None
         self._counting_rounds = False
+
+    def _recover(self) -> list[PollDescriptor[Any]]:
+        """Every descriptor taken in whose future is not done, from the futures
+        outstanding (under the lock): the poll function changed its list other
+        than through the list's methods (logged, once)."""
+        if not self._warned_changed_list:
+            self._warned_changed_list = True
+            self._logger.warning(
+                "poll function of poll executor %r changed its list of descriptors "
+                "other than through the list's methods (list.sort(descriptors), "
+                "C code); the executor makes its own list anew "
+                "each time it finds that out (see the poll page, 'The list of "
+                "descriptors'; warned once)",
+                self._name,
+            )
+        return [
+            descriptor
+            for future in self._outstanding.snapshot()
+            if (descriptor := getattr(future, "_descriptor", None)) is not None
+            and descriptor._slot >= 0
+            and not descriptor._gone
+        ]
 
     def _next_deferred(self, now: float) -> float:
         """Seconds until the first deferred descriptor is due (``inf``: none)."""

@@ -5,8 +5,11 @@ Contract: the poller (``_poll_thread._Poller``) holds its lock around every call
 here. Descriptors are taken in (:meth:`Polled.add`) in order of arrival and
 dropped (:meth:`Polled.discard`) once their future is done, from any thread. The
 poll thread takes the list of a round with :meth:`Polled.begin_round`, passes it
-to the poll function outside the lock, and hands it back with
-:meth:`Polled.end_round`; in between, nobody but the poll function changes it.
+to the poll function outside the lock (:meth:`Polled.lend`), and hands it back
+with :meth:`Polled.end_round`; in between, nobody but the poll function changes
+it. Between rounds, the poll thread cuts out the descriptors dropped meanwhile
+(:meth:`Polled.tidy`): ``discard`` asks for that once after each round, so that a
+list does not hold done futures and their results until the next round.
 
 Why one list for every round: the standard way, a fresh list per round, touches
 every descriptor twice per round (its reference count, as the list is made and
@@ -20,17 +23,21 @@ and a run is found by bisection. Many scattered runs cost more than a new list,
 so past :data:`MAX_RUNS` runs a new list is made.
 
 The poll function still sees a list of its own, as if fresh: one it changes
-(through any method of the list) is first copied, and the copy is kept; one it
-keeps beyond the call (its reference count says so) is left to it, and a new one
-made from it.
+through any method of the list is first copied, and the executor goes on with the
+copy; one it keeps beyond the call (its reference count says so) is left to it,
+and a new one made from it. A list changed otherwise (``list.sort(descriptors)``,
+C code) is found out when its length has changed,
+or when a descriptor is not where its slot says: the list is then made anew from
+the futures outstanding (``recover``), and the poller logs a warning.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import sys
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, filterfalse
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -51,7 +58,9 @@ _GONE = operator.attrgetter("_gone")
 
 # The reference count of an object, where the interpreter counts references
 # (CPython); elsewhere the list is taken as kept, and a new one made each round.
-_refcount: Callable[[object], int] | None = getattr(sys, "getrefcount", None)
+_refcount: Callable[[object], int] | None = (
+    sys.getrefcount if sys.implementation.name == "cpython" else None
+)
 
 
 class _RoundList(list["PollDescriptor[Any]"]):
@@ -62,7 +71,7 @@ class _RoundList(list["PollDescriptor[Any]"]):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        self.original: list[PollDescriptor[Any]] | None = None
+        self.original: _RoundList | None = None
 
 
 def _saving_first(name: str) -> Callable[..., Any]:
@@ -71,7 +80,7 @@ def _saving_first(name: str) -> Callable[..., Any]:
 
     def method(self: _RoundList, *args: Any, **kwargs: Any) -> Any:
         if self.original is None:
-            self.original = list(self)
+            self.original = _RoundList(self)
         return change(self, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
@@ -97,7 +106,13 @@ for _name in (
 
 
 class Polled:
-    """The descriptors being polled: taken in, and whose future is not done yet."""
+    """The descriptors being polled: taken in, and whose future is not done yet.
+
+    Args:
+        recover: what makes the list anew, if the poll function changed it other
+            than through its methods: every descriptor taken in whose future is
+            not done, in any order (called under the poller's lock).
+    """
 
     __slots__ = (
         "_count",
@@ -105,11 +120,13 @@ class Polled:
         "_in_round",
         "_kept",
         "_next_slot",
+        "_recover",
         "_round",
         "_taken",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, recover: Callable[[], Iterable[PollDescriptor[Any]]]) -> None:
+        self._recover = recover
         self._round = _RoundList()  # in slot order, done ones not yet cut out
         self._taken: list[PollDescriptor[Any]] = []  # since the round began
         self._gone: list[int] = []  # slots of done ones, in _round or _taken
@@ -118,7 +135,9 @@ class Polled:
         # lock (the lengths of the lists change one after the other).
         self._count = 0
         self._in_round = False  # the poll function holds _round
-        self._kept = False  # the poll function kept _round beyond its call
+        # What the poll function did with the list, as lend() saw it: kept it
+        # beyond the call, or changed its length other than through its methods.
+        self._kept = False
 
     def __len__(self) -> int:
         return self._count
@@ -130,20 +149,31 @@ class Polled:
         self._taken.append(descriptor)
         self._count += 1
 
-    def discard(self, descriptor: PollDescriptor[Any]) -> None:
+    def discard(self, descriptor: PollDescriptor[Any]) -> bool:
         """Drop ``descriptor``, whose future is done (nothing if it was never
-        taken in). With most of the list done and no round under way, the done
-        ones are cut out now: a list holds their futures and results."""
+        taken in, or was dropped already).
+
+        Returns:
+            ``True`` if the poll thread should :meth:`tidy` now: the first
+            descriptor dropped since the list was last tidied, outside a round.
+        """
         if descriptor._slot < 0 or descriptor._gone:
-            return
+            return False
         descriptor._gone = True
-        self._gone.append(descriptor._slot)
+        gone = self._gone
+        gone.append(descriptor._slot)
         self._count -= 1
         if self._in_round:
-            return
-        if not self._count:
+            return False  # end_round cuts it out
+        if not self._count:  # none left: nothing to cut out from
             self._round, self._taken, self._gone = _RoundList(), [], []
-        elif len(self._gone) > self._count + 64:
+            return False
+        return len(gone) == 1
+
+    def tidy(self) -> None:
+        """Cut out the descriptors dropped since the last round (between rounds,
+        on the poll thread)."""
+        if self._gone and not self._in_round:
             self._compact()
 
     def __iter__(self) -> Iterator[PollDescriptor[Any]]:
@@ -168,12 +198,16 @@ class Polled:
         batch: list[PollDescriptor[Any]],
     ) -> T:
         """``poll(batch)``, for the round's list ``batch``; notes whether ``poll``
-        keeps a reference to it (outside the lock: only the poll thread calls)."""
+        keeps a reference to it, or changes its length other than through its
+        methods (outside the lock: only the poll thread calls)."""
+        size = len(batch)
         given = 0 if _refcount is None else _refcount(batch)
         try:
             return poll(batch)
         finally:
-            self._kept = _refcount is None or _refcount(batch) > given
+            self._kept = (
+                _refcount is None or _refcount(batch) > given or len(batch) != size
+            )
 
     def end_round(self) -> None:
         """The round is over: the list is the executor's again, unless the poll
@@ -182,30 +216,37 @@ class Polled:
         self._in_round = False
         saved = self._round.original
         if saved is not None:
-            self._round = _RoundList(saved)
+            self._round = saved
         elif self._kept:
+            if len(self._round) != self._count + len(self._gone) - len(self._taken):
+                self._rebuild()  # changed behind the list's methods
+                return
             self._round = _RoundList(self._round)
         if self._gone:
             self._compact()
 
     def _compact(self) -> None:
         """Cut the done descriptors out of the list, in runs; make a new list
-        instead if there are more than ``MAX_RUNS`` runs."""
+        instead if there are more than ``MAX_RUNS`` runs, or if a descriptor
+        is not where its slot says (the list was changed behind its methods)."""
         gone, self._gone = self._gone, []
         gone.sort()
         taken = self._taken  # arrivals since the round began, after _round
-        if taken and gone[-1] >= taken[0]._slot:
+        after = taken[0]._slot if taken else math.inf  # slots of _taken from here
+        if gone[-1] >= after:
             self._taken = [d for d in taken if not d._gone]
         descriptors = self._round
         end = len(descriptors)
-        last = descriptors[-1]._slot if end else -1  # the rest are in _taken
         runs: list[tuple[int, int]] = []
-        i, count = 0, len(gone)
-        while i < count and gone[i] <= last:
+        i, count, stop = 0, len(gone), 0
+        while i < count and gone[i] < after:
             if len(runs) == MAX_RUNS:
                 self._round = _RoundList(filterfalse(_GONE, descriptors))
                 return
-            start = bisect_left(descriptors, gone[i], key=_SLOT)
+            start = bisect_left(descriptors, gone[i], lo=stop, key=_SLOT)
+            if start == end or descriptors[start]._slot != gone[i]:
+                self._rebuild()
+                return
             stop = start + 1
             i += 1
             while i < count and stop < end and descriptors[stop]._slot == gone[i]:
@@ -214,3 +255,10 @@ class Polled:
             runs.append((start, stop))
         for start, stop in reversed(runs):
             list.__delitem__(descriptors, slice(start, stop))
+
+    def _rebuild(self) -> None:
+        """Make the list anew from ``recover()``: it was changed other than
+        through its methods, and may have lost descriptors or their order."""
+        self._round = _RoundList(sorted(self._recover(), key=_SLOT))
+        self._taken, self._gone = [], []
+        self._count = len(self._round)
