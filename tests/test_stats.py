@@ -148,11 +148,13 @@ def test_a_timeout_executor_counts_the_timeouts_that_fired() -> None:
 
 def test_a_poll_executor_counts_its_polls_errors_and_the_futures_it_polls() -> None:
     finish = threading.Event()
+    counted = threading.Event()  # stats() taken while the future is polled
     calls: queue.SimpleQueue[int] = queue.SimpleQueue()
 
     def poll(descriptors: list[PollDescriptor[Any]]) -> float:
         calls.put(len(descriptors))
         if calls.qsize() == 1:
+            assert counted.wait(TIMEOUT)
             raise OSError("the service is down")
         if finish.is_set():
             for descriptor in descriptors:
@@ -163,6 +165,7 @@ def test_a_poll_executor_counts_its_polls_errors_and_the_futures_it_polls() -> N
     with executor:
         future = executor.submit(abs, -1)
         polling = executor.stats()
+        counted.set()
 
     assert isinstance(polling, PollStats)
     assert (polling.polled, polling.running) == (1, 1)
