@@ -418,6 +418,31 @@ def test_a_poll_function_that_changes_its_list_behind_its_methods_loses_no_futur
     assert "'pop'" in warnings[0].getMessage()
 
 
+def test_the_warning_of_a_changed_list_is_logged_outside_the_executors_lock() -> None:
+    """A logging handler may call the executor (here stats(), which takes the
+    poller's lock): it runs, and polling goes on."""
+    poll, rounds = changing_poll(lambda descriptors: list.pop(descriptors, 0))
+    executor = Executors.thread_pool(2).with_poll(poll)
+    polled_seen: queue.Queue[int] = queue.Queue()
+
+    class StatsHandler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            polled_seen.put(executor.stats().polled)
+
+    handler = StatsHandler(logging.WARNING)
+    logger = logging.getLogger("fluent_executors.poll")
+    logger.addHandler(handler)
+    try:
+        futures = [executor.submit(int, i) for i in range(6)]
+        assert polled_seen.get(timeout=TIMEOUT) <= 6
+        every_round_has_all(rounds, list(range(6)))
+    finally:
+        logger.removeHandler(handler)
+
+    executor.shutdown(cancel_futures=True)
+    assert all(f.cancelled() for f in futures)
+
+
 def test_a_list_changed_with_max_batch_above_the_futures_polled_loses_none() -> None:
     poll, rounds = changing_poll(lambda descriptors: descriptors.clear())
     executor = Executors.thread_pool(2).with_poll(poll, max_batch=100)

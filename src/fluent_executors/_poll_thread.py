@@ -100,7 +100,9 @@ class _Poller:
         self._cancel_all = False  # shutdown(cancel_futures=True) was called
         self._thread: threading.Thread | None = None
         self._warned_bad_delay = False
-        self._warned_changed_list = False
+        # The poll function changed its list behind its methods: None never,
+        # True not logged yet, False logged.
+        self._list_changed: bool | None = None
 
     # -- called from submitting threads and the delegate's threads --------------------
 
@@ -315,6 +317,7 @@ class _Poller:
 
     def _loop_polls(self) -> None:
         while True:
+            self._warn_if_list_changed()
             with self._cond:
                 self._take_in()
                 while not self._due() and not self._cancels:
@@ -409,10 +412,24 @@ class _Poller:
 
     def _recover(self) -> list[PollDescriptor[Any]]:
         """Every descriptor taken in whose future is not done, from the futures
-        outstanding (under the lock): the poll function changed its list other
-        than through the list's methods (logged, once)."""
-        if not self._warned_changed_list:
-            self._warned_changed_list = True
+        outstanding (under the lock, on the poll thread): the poll function
+        changed its list other than through the list's methods (logged once, by
+        ``_warn_if_list_changed``, outside the lock)."""
+        if self._list_changed is None:
+            self._list_changed = True
+        return [
+            descriptor
+            for future in self._outstanding.snapshot()
+            if (descriptor := getattr(future, "_descriptor", None)) is not None
+            and descriptor._slot >= 0
+            and not descriptor._gone
+        ]
+
+    def _warn_if_list_changed(self) -> None:
+        """Log, once, that the poll function changed its list behind its methods
+        (outside the lock: a logging handler may call the executor)."""
+        if self._list_changed:
+            self._list_changed = False
             self._logger.warning(
                 "poll function of poll executor %r changed its list of descriptors "
                 "other than through the list's methods (list.sort(descriptors), "
@@ -421,13 +438,6 @@ class _Poller:
                 "descriptors'; warned once)",
                 self._name,
             )
-        return [
-            descriptor
-            for future in self._outstanding.snapshot()
-            if (descriptor := getattr(future, "_descriptor", None)) is not None
-            and descriptor._slot >= 0
-            and not descriptor._gone
-        ]
 
     def _next_deferred(self, now: float) -> float:
         """Seconds until the first deferred descriptor is due (``inf``: none)."""
