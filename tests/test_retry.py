@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import CancelledError, Executor, Future, wait
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -313,6 +314,49 @@ def test_retry_on_result_resolves_with_the_last_result_when_attempts_run_out() -
     ).submit(lambda: next(calls))
 
     assert future.result(timeout=5) == 2
+
+
+class RetryNone(ExceptionRetryPolicy):
+    """The default policy, that also retries a result of ``None``."""
+
+    def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+        return super().should_retry(attempt, future) or (
+            attempt < 3 and future.exception() is None and future.result() is None
+        )
+
+
+def test_a_subclass_of_the_default_policy_is_asked_about_a_success() -> None:
+    results = iter([None, None, 42])
+
+    future = RetryExecutor(SyncExecutor(), RetryNone(sleep=0.001)).submit(
+        lambda: next(results)
+    )
+
+    assert future.result(timeout=5) == 42
+
+
+@pytest.mark.parametrize("method", ["should_retry", "next_delay"])
+@pytest.mark.parametrize("where", ["policy", "class"])
+def test_a_spy_on_the_default_policy_sees_the_attempt_that_succeeds(
+    method: str, where: str
+) -> None:
+    # The executor resolves a success without asking a plain ExceptionRetryPolicy
+    # (which could not retry it), but asks it once one of its methods is replaced.
+    policy = ExceptionRetryPolicy(sleep=0.001)
+    if where == "policy":
+        spy = mock.patch.object(policy, method, wraps=getattr(policy, method))
+    else:  # autospec: the spy is called with the policy first, as the method
+        real = getattr(ExceptionRetryPolicy, method)
+        spy = mock.patch.object(
+            ExceptionRetryPolicy, method, autospec=True, side_effect=real
+        )
+
+    with spy as calls:
+        future = RetryExecutor(SyncExecutor(), policy).submit(Flaky(failures=1))
+        assert future.result(timeout=5) == "ok"
+
+    attempt = 0 if where == "policy" else 1  # the index of the attempt argument
+    assert [call.args[attempt] for call in calls.call_args_list] == [1, 2]
 
 
 def test_before_sleep_is_called_with_attempt_future_and_delay() -> None:

@@ -514,3 +514,29 @@ def test_an_item_added_while_the_queue_fires_leaves_the_next_deadline_to_it(
     queue_.discard()
     queue_.discard()
     assert queue_._timer is None  # empty: its scheduler entry is dropped
+
+
+def test_threads_discarding_at_once_leave_the_deadline_queue_empty() -> None:
+    # discard() counts without the lock: no count may be lost, or the done items
+    # of the last compaction would stay, and with them the scheduler entry.
+    queue_ = _scheduler.DeadlineQueue(3600.0)
+    start = threading.Barrier(4)
+
+    def add_then_discard() -> None:
+        items = [Item() for _ in range(500)]
+        start.wait()
+        for item in items:
+            queue_.add(item)
+        for item in items:
+            item.is_done = True
+            queue_.discard()
+
+    threads = [threading.Thread(target=add_then_discard) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+        assert not thread.is_alive()
+
+    assert not queue_._items
+    assert queue_._timer is None

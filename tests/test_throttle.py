@@ -6,7 +6,7 @@ import logging
 import random
 import threading
 import time
-from concurrent.futures import wait
+from concurrent.futures import Future, wait
 
 import pytest
 from hypothesis import given, settings
@@ -107,6 +107,46 @@ def test_delegate_completing_inline_does_not_recurse():
     delegate.finish(0)
 
     assert [f.result(TIMEOUT) for f in futures] == list(range(3000))
+
+
+def test_a_done_callback_that_submits_inside_the_queues_loop_leaves_it_working():
+    delegate = ManualExecutor(done_after=1)  # all but the first are done at once
+    executor = ThrottleExecutor(delegate, 1)
+    first, second = (executor.submit(ident, n) for n in range(2))  # second queued
+    inner: list[Future[int]] = []
+    second.add_done_callback(lambda _: inner.append(executor.submit(ident, 2)))
+
+    delegate.finish(0)  # the loop passes the second on; its callback submits
+    later = executor.submit(ident, 3)  # with the queue empty: straight on
+
+    assert [f.result(TIMEOUT) for f in (first, second, *inner, later)] == [0, 1, 2, 3]
+
+
+def test_a_submit_with_callables_queued_waits_behind_them():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    first, second = (executor.submit(ident, n) for n in range(2))  # second queued
+
+    delegate.finish(0)  # its slot goes to the second, not to a later submit
+    third = executor.submit(ident, 2)
+
+    assert len(delegate.futures) == 2
+    delegate.finish(1)
+    delegate.finish(2)
+    assert [f.result(TIMEOUT) for f in (first, second, third)] == [0, 1, 2]
+
+
+def test_a_future_resolved_by_hand_keeps_its_slot_until_the_delegate_is_done():
+    delegate = ManualExecutor()
+    executor = ThrottleExecutor(delegate, 1)
+    first = executor.submit(ident, 0)
+    first.set_result(-1)  # a user's doing: the delegate's callable still runs
+    second = executor.submit(ident, 1)
+
+    assert len(delegate.futures) == 1  # the second waits for the slot
+    delegate.finish(0)
+    delegate.finish(1)
+    assert [first.result(TIMEOUT), second.result(TIMEOUT)] == [-1, 1]
 
 
 def test_raising_done_callback_does_not_stop_the_queue():

@@ -318,7 +318,9 @@ class ProxyFuture(Future[T]):
         with self._lock:
             if self._state in _DONE:
                 return False
-            self._done_callbacks = _one_more(self._done_callbacks, entry)
+            held = self._done_callbacks
+            # The first one without a call (the common case: the one follower)
+            self._done_callbacks = entry if held is None else _one_more(held, entry)
             return True
 
     def set_result(self, result: T) -> None:

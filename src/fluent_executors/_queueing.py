@@ -9,7 +9,7 @@ from abc import abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from ._callbacks import in_library_thread
 from ._fluent import R
@@ -55,7 +55,8 @@ class _QueuedFuture(ProxyFuture[T]):
 
 class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
     """Queues submissions in order and passes each on to the delegate once
-    :meth:`_admit` allows it.
+    :meth:`_admit` allows it (a submission that finds the queue empty and is
+    admitted at once goes straight on, without a place in the queue).
 
     Subclasses decide when: :meth:`_admit` is asked, under the lock, whether the
     next queued callable may go to the delegate now; whenever that may have changed
@@ -67,6 +68,9 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
         Token: what :meth:`_admit` returns for :meth:`_dispatched`.
         R: the result type of the futures (see :class:`FluentExecutor`).
     """
+
+    # The class of the futures that submit() returns.
+    _future_type: ClassVar[type[_QueuedFuture[Any]]] = _QueuedFuture
 
     def __init__(
         self,
@@ -116,13 +120,34 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
     def _submit(
         self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[T]:
-        future: _QueuedFuture[T] = _QueuedFuture(self)
+        future: _QueuedFuture[T] = self._future_type(self)
+        # The common case, an empty queue with room: straight to the delegate,
+        # under one lock and without a place in the queue. Not from inside _pump
+        # (a done callback), whose loop dispatches it instead: a callback that
+        # submits, on a delegate that runs it inline, would recurse without end.
+        direct = not self._queue and not self._in_pump()
+        prepared = self._prepare() if direct else None  # outside the lock
+        token: Token | None = None
         with self._lock:
             self._check_open()
             self._counts.adopt(future)
-            self._counts.queued(1)
-            self._queue[future] = _Job(fn, args, kwargs)
-        self._pump()
+            if direct and not self._queue:  # none queued since: no one overtaken
+                token = self._admit(cast("Prepared", prepared))
+            if token is None:
+                self._counts.queued(1)
+                self._queue[future] = _Job(fn, args, kwargs)
+            else:
+                self._dispatching += 1
+        if token is None:
+            self._pump()
+        else:
+            self._pumping.active = True
+            try:
+                self._dispatch(future, token, fn, args, kwargs)
+                while self._pump_one():  # what was queued meanwhile, in this thread
+                    pass
+            finally:
+                self._pumping.active = False
         # Blocking inside _pump (from a done callback) would stop the queue for good,
         # and blocking a thread of the library's (a rate limit or a retry passing
         # work on from the shared scheduler) would starve every other timer of the
@@ -186,8 +211,8 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
 
     def _pump(self) -> None:
         """Pass queued callables on to the delegate for as long as admitted."""
-        if self._in_pump():
-            return  # the loop further up this thread's stack goes on
+        if not self._queue or self._in_pump():
+            return  # nothing to pass on, or the loop up this thread's stack goes on
         self._pumping.active = True
         try:
             while self._pump_one():
@@ -209,8 +234,22 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             self._counts.queued(-1)
             self._dispatching += 1
             self._after_unqueue()  # wakes blocked submits; no shutdown is due yet
+        self._dispatch(future, token, job.fn, job.args, job.kwargs)
+        return True
+
+    def _dispatch(
+        self,
+        future: _QueuedFuture[Any],
+        token: Token,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """Pass ``fn(*args, **kwargs)`` on to the delegate, admitted with ``token``
+        (counted in ``_dispatching`` by the caller); ``future`` follows its future,
+        or fails with what its ``submit`` raised."""
         try:
-            upstream = self._submit_to_delegate(job.fn, job.args, job.kwargs)
+            upstream = self._submit_to_delegate(fn, args, kwargs)
         except BaseException as error:
             self._logger.warning(
                 "%s %r: the delegate's submit() raised; failing the future",
@@ -224,12 +263,17 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             self._dispatched(token, upstream)
             future._follow(upstream)
         finally:
-            with self._lock:
-                self._dispatching -= 1
-                shutdown_args = self._after_unqueue()
+            # Without the lock (a decrement is atomic: see _counts) unless a thread
+            # waits or a shutdown is deferred: both are set under the lock before
+            # it reads _dispatching, so either it reads this decrement, or this
+            # reads what it set.
+            self._dispatching -= 1
+            shutdown_args = None
+            if self._waiters or self._deferred_shutdown is not None:
+                with self._lock:
+                    shutdown_args = self._after_unqueue()
         if shutdown_args is not None:
             shutdown_delegate(self._delegate, *shutdown_args)
-        return True
 
     # -- shutdown ---------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from ._wrapper import check_callable, check_non_negative
 if TYPE_CHECKING:
     import random
 
-__all__ = ["ExceptionRetryPolicy", "RetryPolicy", "check_policy"]
+__all__ = ["ExceptionRetryPolicy", "RetryPolicy", "check_policy", "success_is_final"]
 
 
 class RetryPolicy:
@@ -69,9 +69,12 @@ class RetryPolicy:
     ) -> float | None:
         """Return the delay before the next attempt, or ``None`` not to retry.
 
-        This is what :class:`RetryExecutor` calls after each attempt. By default it
-        returns ``sleep_time(attempt, future)`` if ``should_retry(attempt, future)``,
-        else ``None``.
+        This is what :class:`RetryExecutor` calls after each attempt (but one that
+        succeeded under an :class:`ExceptionRetryPolicy` without
+        ``retry_on_result``, which could not retry it, unless one of its methods
+        is replaced on it or on its class). By default it returns
+        ``sleep_time(attempt, future)`` if ``should_retry(attempt, future)``, else
+        ``None``.
 
         Args:
             attempt: how many times the callable has been attempted, counting from 1.
@@ -219,6 +222,35 @@ class ExceptionRetryPolicy(RetryPolicy):
             f"max_sleep={self._max_sleep}, exception_base={self._exception_base}, "
             f"jitter={self._jitter}, max_duration={self._max_duration})"
         )
+
+
+# The methods an ExceptionRetryPolicy runs to decide about an attempt, as defined.
+_DECIDERS = (
+    RetryPolicy.next_delay,
+    ExceptionRetryPolicy.next_delay,
+    ExceptionRetryPolicy.should_retry,
+)
+
+
+def success_is_final(policy: RetryPolicy) -> bool:
+    """Whether ``policy`` would never retry an attempt that succeeded, so that the
+    retry executor may resolve its future with the result without asking it (the
+    common case, with a lock and a few calls less): an
+    :class:`ExceptionRetryPolicy` (not a subclass, which may decide otherwise)
+    without ``retry_on_result``, whose deciding methods are its class's own,
+    unreplaced on it or on its class (a test's spy sees every call)."""
+    return (
+        type(policy) is ExceptionRetryPolicy
+        and policy._retry_on_result is None
+        and "next_delay" not in policy.__dict__
+        and "should_retry" not in policy.__dict__
+        and (
+            RetryPolicy.next_delay,
+            ExceptionRetryPolicy.next_delay,
+            ExceptionRetryPolicy.should_retry,
+        )
+        == _DECIDERS
+    )
 
 
 def _exception_types(exception_base: object) -> tuple[type[BaseException], ...]:

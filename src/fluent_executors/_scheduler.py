@@ -384,10 +384,15 @@ class DeadlineQueue:
     def discard(self) -> None:
         """One item is done: once done items are half of the queue, drop them (and
         the scheduler entry, if none is left)."""
+        # Counted without the lock (an increment is atomic: see _counts), taken
+        # only to compact: a count too high by a racing compaction's reset only
+        # compacts earlier.
+        self._done += 1
+        if 2 * self._done < len(self._items):
+            return
         with self._lock:
-            self._done += 1
             items = self._items
-            if 2 * self._done < len(items):
+            if 2 * self._done < len(items):  # compacted meanwhile
                 return
             self._done = 0
             pairs = zip(items, self._when, strict=True)

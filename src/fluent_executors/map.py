@@ -7,7 +7,7 @@ from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from concurrent.futures._base import FINISHED
-from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
+from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, cast, overload
 
 from ._proxy import ProxyFuture, outcome
 from ._wrapper import WrapperExecutor, check_callable
@@ -32,6 +32,8 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
     """
 
     _kind = "map"  # the kind of its stats and the label of its metrics
+    # The class of the futures that submit() returns, which follow the delegate's.
+    _future_type: ClassVar[type[_MappingFuture[Any, Any]]]
 
     def __init__(
         self,
@@ -59,15 +61,11 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
         self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[U]:
         self._check_open()
-        future = self._new_future()
+        future: _MappingFuture[Mapped, U] = self._future_type(self)
         upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
         return future
-
-    @abstractmethod
-    def _new_future(self) -> _MappingFuture[Mapped, U]:
-        """A future of this executor, to follow the delegate's."""
 
 
 class _MappingFuture(ProxyFuture[U], Generic[Mapped, U], metaclass=ABCMeta):
@@ -180,6 +178,8 @@ class MapExecutor(_MappingExecutor[U, U]):
             not callable; ``name`` is not a ``str``.
     """
 
+    _future_type = _MapFuture
+
     # Without fn, the results pass through unchanged: their type is unknown here.
     @overload
     def __init__(
@@ -219,9 +219,6 @@ class MapExecutor(_MappingExecutor[U, U]):
             logger,
             name,
         )
-
-    def _new_future(self) -> _MapFuture[U]:
-        return _MapFuture(self)
 
 
 class FlatMapExecutor(_MappingExecutor["Future[U]", U]):
@@ -263,6 +260,7 @@ class FlatMapExecutor(_MappingExecutor["Future[U]", U]):
     """
 
     _kind = "flat_map"
+    _future_type = _FlatMapFuture
 
     def __init__(
         self,
@@ -274,6 +272,3 @@ class FlatMapExecutor(_MappingExecutor["Future[U]", U]):
         error_fn: Callable[[Exception], Future[U]] | None = None,
     ) -> None:
         super().__init__(delegate, fn, error_fn, logger, name)
-
-    def _new_future(self) -> _FlatMapFuture[U]:
-        return _FlatMapFuture(self)

@@ -5,14 +5,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Executor, Future
+from concurrent.futures._base import FINISHED
 from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
 from ._outstanding import Outstanding
-from ._proxy import ProxyFuture
-from ._retry_policy import ExceptionRetryPolicy, RetryPolicy, check_policy
+from ._proxy import ProxyFuture, outcome
+from ._retry_policy import (
+    ExceptionRetryPolicy,
+    RetryPolicy,
+    check_policy,
+    success_is_final,
+)
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import (
     WrapperExecutor,
@@ -73,8 +79,9 @@ class _RetryFuture(ProxyFuture[T]):
         if not self._attempts:  # the first: submit() returns this future
             counts.adopt(self)
         self._attempts += 1
-        with self._lock:
-            self._phase = _ATTEMPT
+        # No lock: _cancel_hook reads it with the upstream, which is set next
+        # (with the previous attempt's, done, it finds nothing to cancel either).
+        self._phase = _ATTEMPT
         self._follow(upstream)
 
     def _retry(self) -> None:
@@ -104,9 +111,15 @@ class _RetryFuture(ProxyFuture[T]):
         self._executor._forget(self)
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
-        with self._lock:
-            stopped = self._stopped
-            self._phase = _DECIDING
+        if success_is_final(self._policy):  # the common case: no retry to decide
+            cancelled, error, result = outcome(upstream)
+            if not cancelled and error is None:
+                self._try_resolve(FINISHED, result, None, "add_result")
+                return
+        # No lock: to _cancel_hook, an attempt done is as final as one decided on
+        # (it refuses either), and the lock below checks for a cancel again.
+        self._phase = _DECIDING
+        stopped = self._stopped
         if stopped:  # cancel() during the attempt: its outcome is the future's
             self._try_copy(upstream)
             return
@@ -355,21 +368,19 @@ class RetryExecutor(WrapperExecutor[R]):
         """
         check_policy(retry_policy)
         check_submittable(fn)
-        return self._submit_with_policy(retry_policy, fn, args, kwargs)
+        return self._submit(fn, args, kwargs, retry_policy)
 
     def _submit(
-        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> ProxyFuture[T]:
-        return self._submit_with_policy(self._policy, fn, args, kwargs)
-
-    def _submit_with_policy(
         self,
-        retry_policy: RetryPolicy,
         fn: Callable[..., T],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
+        retry_policy: RetryPolicy | None = None,
     ) -> ProxyFuture[T]:
-        future = _RetryFuture(self, retry_policy, fn, args, kwargs)
+        """Submit the first attempt, retried as ``retry_policy`` decides (default:
+        the executor's)."""
+        policy = self._policy if retry_policy is None else retry_policy
+        future = _RetryFuture(self, policy, fn, args, kwargs)
         self._outstanding.add(future)
         try:
             future._submit_attempt()

@@ -5,13 +5,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from ._fluent import FluentExecutor, R, SameResult
-from ._queueing import QueueingExecutor
+from ._queueing import QueueingExecutor, _QueuedFuture
 from ._scheduler import TimerHandle, call_later
 
 __all__ = ["ThrottleCount", "ThrottleExecutor"]
+
+T = TypeVar("T")
 
 ThrottleCount = int | Callable[[], int | None]
 """The ``count`` of a :class:`ThrottleExecutor`: an ``int`` >= 0, or a callable
@@ -23,6 +25,20 @@ RECHECK_INTERVAL = 1.0
 
 def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+class _ThrottleFuture(_QueuedFuture[T]):
+    """Frees its slot once the delegate's future is done: the first thing done
+    then, before it takes on the outcome (one callback on the delegate's
+    future, not two)."""
+
+    _executor: ThrottleExecutor[Any]
+
+    def _on_upstream_done(self, upstream: Future[Any]) -> None:
+        try:
+            self._executor._release()
+        finally:  # (it raises only by a bug of ours)
+            super()._on_upstream_done(upstream)
 
 
 class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
@@ -132,6 +148,8 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
                 self._last_good = first
         self._open_metrics("throttle")
 
+    _future_type = _ThrottleFuture
+
     def _wrapper_fields(self) -> dict[str, object]:
         return {"count": self.count, "block": self.block}
 
@@ -198,12 +216,13 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
         return super()._after_unqueue()
 
     def _dispatched(self, token: bool, upstream: Future[Any] | None) -> None:
-        if upstream is None:
-            self._release(None)
-        else:
-            upstream.add_done_callback(self._release)
+        if upstream is None:  # else the future frees the slot (_ThrottleFuture)
+            self._release()
 
-    def _release(self, _: Future[Any] | None) -> None:
-        with self._lock:
-            self._running -= 1
+    def _release(self) -> None:
+        """A future passed on is done, or its submit failed: one more may go."""
+        # Without the lock (an increment is atomic: see _counts): _admit, which
+        # reads it under the lock, may miss it, and then the _pump below, which
+        # comes after it, admits.
+        self._running -= 1
         self._pump()

@@ -210,20 +210,19 @@ class TimeoutExecutor(WrapperExecutor[R]):
         """
         timeout = check_non_negative("timeout", timeout)
         check_submittable(fn)
-        return self._submit_timed(timeout, fn, args, kwargs)
+        return self._submit(fn, args, kwargs, timeout)
 
     def _submit(
-        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> ProxyFuture[T]:
-        return self._submit_timed(self._timeout, fn, args, kwargs)
-
-    def _submit_timed(
         self,
-        timeout: float,
         fn: Callable[..., T],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
+        timeout: float | None = None,
     ) -> ProxyFuture[T]:
+        """Submit ``fn``, cancelled after ``timeout`` seconds (default: the
+        executor's)."""
+        if timeout is None:
+            timeout = self._timeout
         self._check_open()
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
         shared = timeout == self._timeout and timeout < math.inf
