@@ -45,9 +45,11 @@ _expose_pyenv_pythons()
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """Run the test suite (pytest and hypothesis)."""
+    """Run the test suite (pytest and hypothesis), in one process per core, at
+    most 4 (pytest-xdist); arguments after ``--`` go to pytest, and ``-- -n 0``
+    runs it in one process."""
     session.install("-e", ".[test]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", *session.posargs)
 
 
 @nox.session

@@ -1,6 +1,7 @@
 """Outstanding: the futures an executor returned and has yet to see done, and the
-shutdown deferred until none is left. add() and discard() take no lock: these
-tests put the other thread's step between their two steps."""
+shutdown deferred until none is left. discard() takes no lock but for the last
+future after a close: these tests put another thread's step between its two
+steps (dropping the future, then reading whether it was the last one)."""
 
 from __future__ import annotations
 
@@ -19,17 +20,18 @@ from fluent_executors._outstanding import Outstanding
 
 class StepBetween(dict[Future[Any], None]):
     """The futures of an Outstanding, which runs ``step`` once, right after the
-    next future is added: as another thread would, between add()'s two steps."""
+    next future is dropped: as another thread would, inside discard()."""
 
     def __init__(self, futures: dict[Future[Any], None], step: Callable[[], object]):
         super().__init__(futures)
         self.step: Callable[[], object] | None = step
 
-    def __setitem__(self, future: Future[Any], value: None) -> None:
-        super().__setitem__(future, value)
+    def pop(self, future: Future[Any], default: None = None) -> None:
+        popped = super().pop(future, default)
         step, self.step = self.step, None
         if step is not None:
             step()
+        return popped
 
 
 def test_a_future_added_then_discarded_is_no_longer_outstanding() -> None:
@@ -54,57 +56,55 @@ def test_add_after_close_raises_and_leaves_nothing_outstanding() -> None:
     assert len(outstanding) == 0
 
 
-def test_a_close_between_the_add_and_its_check_refuses_the_future() -> None:
-    outstanding = Outstanding()
-    closed: list[list[Future[Any]]] = []
-    outstanding._futures = StepBetween({}, lambda: closed.append(outstanding.close()))
-    future: Future[int] = Future()
-
-    with pytest.raises(RuntimeError, match="after shutdown"):
-        outstanding.add(future)
-
-    assert closed == [[future]]  # listed (a shutdown may cancel it: never returned)
-    assert len(outstanding) == 0
-
-
-def closed_with_one_left() -> tuple[Outstanding, Future[int]]:
-    """A closed Outstanding, and the one future it still has."""
+def with_one_left() -> tuple[Outstanding, Future[int]]:
+    """An Outstanding with one future, and that future."""
     outstanding = Outstanding()
     last: Future[int] = Future()
     outstanding.add(last)
-    outstanding.close()
     return outstanding, last
 
 
-def refuse_an_add_while_discarding(outstanding: Outstanding, last: Future[int]) -> None:
-    """add() a future, refused; ``last`` is discarded between its two steps, with
-    the refused future in the dict: that discard leaves the wake-up to add()."""
-    outstanding._futures = StepBetween(
-        outstanding._futures, lambda: outstanding.discard(last)
-    )
-    with pytest.raises(RuntimeError, match="after shutdown"):
-        outstanding.add(Future())
-
-
-def test_the_last_discard_between_a_refused_add_and_its_check_runs_the_action() -> None:
-    outstanding, last = closed_with_one_left()
+@pytest.mark.parametrize("wait", [False, True])
+def test_a_shutdown_between_the_last_discards_two_steps_runs_its_action_once(
+    wait: bool,
+) -> None:
+    # The future is dropped, then the executor shuts down (close, finish), then
+    # discard() reads that it was the last: finish() saw none left and acted.
+    outstanding, last = with_one_left()
     action = mock.Mock()
-    outstanding.finish(False, action)  # deferred: one future is left
 
-    refuse_an_add_while_discarding(outstanding, last)
+    def shut_down() -> None:
+        outstanding.close()
+        outstanding.finish(wait, action)
+
+    outstanding._futures = StepBetween(outstanding._futures, shut_down)
+    outstanding.discard(last)
 
     action.assert_called_once_with()
 
 
-def test_finish_with_wait_returns_once_a_refused_add_has_left() -> None:
-    outstanding, last = closed_with_one_left()
+def test_the_last_discard_after_a_finish_without_wait_runs_the_action() -> None:
+    outstanding, last = with_one_left()
+    outstanding.close()
+    action = mock.Mock()
+    outstanding.finish(False, action)  # deferred: one future is left
+    action.assert_not_called()
+
+    outstanding.discard(last)
+
+    action.assert_called_once_with()
+
+
+def test_the_last_discard_wakes_a_finish_that_waits() -> None:
+    outstanding, last = with_one_left()
+    outstanding.close()
     finished = threading.Event()
     waiting = threading.Thread(
         target=outstanding.finish, args=(True, finished.set), daemon=True
     )
     waiting.start()
 
-    refuse_an_add_while_discarding(outstanding, last)
+    outstanding.discard(last)
 
     assert finished.wait(5)
     waiting.join(5)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import random
+import sys
 import threading
 import time
-from concurrent.futures import Future, wait
+from concurrent.futures import Executor, Future, wait
+from types import FrameType
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -19,7 +23,7 @@ from wrapper_doubles import (
     raise_,
 )
 
-from fluent_executors import Executors, ThrottleExecutor, throttle
+from fluent_executors import Executors, ThrottleExecutor, _queueing, throttle
 
 
 def ident(value: int) -> int:
@@ -527,3 +531,76 @@ def test_more_executors_positional_signature_still_works():
     executor = ThrottleExecutor(ManualExecutor(), 3, logger, "named", True)
 
     assert (executor.count, executor.name, executor.block) == (3, "named", True)
+
+
+def test_a_shutdown_without_wait_during_a_dispatch_is_never_lost():
+    # The dispatch ends without the lock: shutdown(wait=False) may read that one is
+    # under way, and the dispatch then end before the shutdown defers itself to
+    # it. Forced here with line tracers, each thread waiting on the other's Event.
+    reached_shutdown, dispatch_checked = threading.Event(), threading.Event()
+    submitted = threading.Event()
+    shut_down: list[bool] = []
+
+    class Delegate(Executor):
+        def submit(self, fn, /, *args, **kwargs):
+            submitted.set()
+            assert reached_shutdown.wait(TIMEOUT)
+            future: Future[int] = Future()
+            future.set_result(fn(*args, **kwargs))
+            return future
+
+        def shutdown(self, wait=True, *, cancel_futures=False):
+            shut_down.append(wait)
+
+    executor = ThrottleExecutor(Delegate(), 4)
+    source = inspect.getsource(_queueing).splitlines()
+
+    def line(frame: FrameType) -> str:
+        return source[frame.f_lineno - 1]
+
+    def trace_dispatch(frame: FrameType, event: str, _: object) -> Any:
+        if frame.f_code.co_name != "_dispatch":
+            return None
+        decremented = False
+
+        def local(frame: FrameType, event: str, _: object) -> Any:
+            nonlocal decremented
+            if event == "line":
+                if "_dispatching -= 1" in line(frame):
+                    decremented = True
+                elif decremented and (
+                    "with self._lock" in line(frame)
+                    or "if shutdown_args" in line(frame)
+                ):
+                    dispatch_checked.set()  # past its check of the flags
+            return local
+
+        return local
+
+    def trace_shutdown(frame: FrameType, event: str, _: object) -> Any:
+        if frame.f_code.co_name != "shutdown":
+            return None
+
+        def local(frame: FrameType, event: str, _: object) -> Any:
+            if event == "line" and "_deferred_shutdown = (False" in line(frame):
+                reached_shutdown.set()  # it has read that a dispatch is under way
+                assert dispatch_checked.wait(TIMEOUT)
+            return local
+
+        return local
+
+    def dispatch() -> None:
+        sys.settrace(trace_dispatch)
+        executor.submit(ident, 1)
+
+    dispatcher = threading.Thread(target=dispatch)
+    dispatcher.start()
+    assert submitted.wait(TIMEOUT)
+    sys.settrace(trace_shutdown)
+    try:
+        executor.shutdown(wait=False)
+    finally:
+        sys.settrace(None)
+    dispatcher.join(TIMEOUT)
+
+    assert shut_down == [False]

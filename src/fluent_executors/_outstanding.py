@@ -12,12 +12,13 @@ calls :meth:`~Outstanding.close` (and cancels what it returns, if asked to), the
 with ``wait``, that waits until no future is left and does it; without, it does it
 now if none is left, else the thread that discards the last one does, once.
 Every operation is O(1) but the snapshots that ``snapshot`` and ``close``
-return. :meth:`~Outstanding.add` and :meth:`~Outstanding.discard` take no lock
-(two per future were a fifth of a retry layer's cost): each changes the dict in
-one operation, atomic under the GIL, and reads the closed flag after it (see
-each method for why no future is lost). The lock guards closing, waiting and the
-deferred action, which runs outside it. Nothing here refers to the executor but
-a deferred action, until it has run: no reference cycle.
+return. :meth:`~Outstanding.discard` takes no lock but for the last future after
+a close: it drops the future in one dict operation, atomic under the GIL, and
+reads the closed flag after it. :meth:`~Outstanding.add` takes it, so that a
+future is either refused or listed by ``close`` (which a shutdown cancels), never
+both. The lock also guards waiting and the deferred action, which runs outside
+it. Nothing here refers to the executor but a deferred action, until it has
+run: no reference cycle.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class Outstanding:
     __slots__ = ("_cond", "_deferred", "_futures", "_is_closed", "_lock")
 
     def __init__(self) -> None:
-        # discard() of the last future takes the lock itself (a C-level context
+        # add() and the last discard() take the lock itself (a C-level context
         # manager, quicker than the Condition's); finish() waits on the Condition.
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
@@ -56,14 +57,10 @@ class Outstanding:
         Raises:
             RuntimeError: :meth:`close` was called (the executor is shut down).
         """
-        # Added first, refused after if closed: a close() that this check misses
-        # sets the flag later, and so lists the future. A refused one is counted
-        # out as any other (a discard() that saw it may have left the wake-up of
-        # finish() to it).
-        self._futures[future] = None
-        if self._is_closed:
-            self.discard(future)
-            raise RuntimeError("cannot schedule new futures after shutdown")
+        with self._lock:
+            if self._is_closed:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._futures[future] = None
 
     def discard(self, future: Future[Any]) -> None:
         """Count ``future`` out (done, or never handed out); the last one after a
@@ -71,12 +68,10 @@ class Outstanding:
         self._futures.pop(future, None)
         if self._futures or not self._is_closed:
             return
-        # The last one, closed: under the lock, which finish() holds from its
-        # check of the futures left to its wait (or to setting its action), so
-        # neither misses this.
+        # The last one, closed (so none is added any more): under the lock, which
+        # finish() holds from its check of the futures left to its wait (or to
+        # setting its action), so neither misses this.
         with self._lock:
-            if self._futures:  # one added since, which add() refuses and discards
-                return
             self._cond.notify_all()
             action, self._deferred = self._deferred, None
         if action is not None:

@@ -123,24 +123,23 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
         future: _QueuedFuture[T] = self._future_type(self)
         # The common case, an empty queue with room: straight to the delegate,
         # under one lock and without a place in the queue. Not from inside _pump
-        # (a done callback), whose loop dispatches it instead: a callback that
-        # submits, on a delegate that runs it inline, would recurse without end.
+        # (a done callback): its loop passes the callable on next, rather than
+        # nesting one dispatch in another.
         direct = not self._queue and not self._in_pump()
         prepared = self._prepare() if direct else None  # outside the lock
         token: Token | None = None
         with self._lock:
             self._check_open()
-            self._counts.adopt(future)
-            if direct and not self._queue:  # none queued since: no one overtaken
+            asked = direct and not self._queue  # none queued since: none overtaken
+            if asked:  # (if it raises, the submit does, nothing adopted or queued)
                 token = self._admit(cast("Prepared", prepared))
+            self._counts.adopt(future)
             if token is None:
                 self._counts.queued(1)
                 self._queue[future] = _Job(fn, args, kwargs)
             else:
                 self._dispatching += 1
-        if token is None:
-            self._pump()
-        else:
+        if token is not None:
             self._pumping.active = True
             try:
                 self._dispatch(future, token, fn, args, kwargs)
@@ -148,6 +147,10 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
                     pass
             finally:
                 self._pumping.active = False
+        elif not asked:
+            self._pump()
+        # (else refused under the lock that queued it: whoever makes room next
+        # pumps, and a pump now would only ask _prepare and _admit again.)
         # Blocking inside _pump (from a done callback) would stop the queue for good,
         # and blocking a thread of the library's (a rate limit or a retry passing
         # work on from the shared scheduler) would starve every other timer of the
@@ -264,12 +267,13 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             future._follow(upstream)
         finally:
             # Without the lock (a decrement is atomic: see _counts) unless a thread
-            # waits or a shutdown is deferred: both are set under the lock before
-            # it reads _dispatching, so either it reads this decrement, or this
-            # reads what it set.
+            # waits or the executor is shut down: a waiter counts itself, and
+            # shutdown() sets _is_shutdown, under the lock before it reads
+            # _dispatching, so either it reads this decrement, or this reads what
+            # it set (and then takes the lock for a deferred shutdown).
             self._dispatching -= 1
             shutdown_args = None
-            if self._waiters or self._deferred_shutdown is not None:
+            if self._waiters or self._is_shutdown:
                 with self._lock:
                     shutdown_args = self._after_unqueue()
         if shutdown_args is not None:
