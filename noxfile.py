@@ -52,6 +52,47 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", *session.posargs)
 
 
+FLAKE_HUNT_RUNS = 10
+FLAKE_HUNT_LOADERS = 2  # CPU-bound processes: a CI machine with two busy cores
+
+
+@nox.session(name="flake-hunt")
+def flake_hunt(session: nox.Session) -> None:
+    """Run the suite 10 times in a row, each in a random order with its seed
+    printed, while two CPU-bound processes load the machine; stop at the first
+    failure (docs/contributing.rst says when to run it). ``nox -s flake-hunt --
+    RUNS`` sets the number of runs; arguments after it go to pytest."""
+    import random
+    import subprocess
+    import sys
+
+    session.install("-e", ".[test]")
+    runs, options = FLAKE_HUNT_RUNS, list(session.posargs)
+    if options and options[0].isdigit():
+        runs = int(options.pop(0))
+    spin = "while True: pass"
+    loaders = [
+        subprocess.Popen([sys.executable, "-c", spin])
+        for _ in range(FLAKE_HUNT_LOADERS)
+    ]
+    try:
+        for run in range(1, runs + 1):
+            seed = random.randrange(2**32)
+            session.log(f"run {run} of {runs}: --randomly-seed={seed}")
+            session.run(
+                "pytest",
+                "--numprocesses=auto",
+                "--maxprocesses=4",
+                f"--randomly-seed={seed}",
+                "-q",
+                *options,
+            )
+    finally:
+        for loader in loaders:
+            loader.kill()
+            loader.wait()
+
+
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff check and ruff format --check."""

@@ -61,6 +61,7 @@ from fluent_executors import (
     ThrottleExecutor,
     TimeoutExecutor,
     TimeoutStats,
+    _scheduler,
 )
 from fluent_executors._scheduler import THREAD_NAME as SCHEDULER_THREAD
 from fluent_executors.cancel_on_shutdown import CancelOnShutdownExecutor
@@ -609,6 +610,26 @@ def test_no_thread_started_by_the_library_survives_shutdown(chain, wait_):
         built.release()
 
     assert surviving_library_threads(before) == []
+
+
+@every_chain
+def test_shutdown_with_wait_joins_every_thread_it_started(chain, monkeypatch):
+    # As real programs check (threading.active_count() before and after a with
+    # block), and as the standard pools promise: no thread started for the
+    # executor's futures (pool workers, poll thread, the scheduler and its workers,
+    # which retries, timeouts and rate limits use) is alive when shutdown returns.
+    monkeypatch.setattr(_scheduler, "LINGER", 0.05)  # the default, not the suite's
+    before = set(threading.enumerate())
+    count = threading.active_count()
+    work = StressWork()  # one value in ten fails: retried where it can be
+
+    with chain.build().outer as executor:
+        futures = [executor.submit(work, n) for n in range(20)]
+        assert wait(futures, timeout=TIMEOUT).not_done == set()
+
+    started = [thread.name for thread in threading.enumerate() if thread not in before]
+    assert started == []
+    assert threading.active_count() <= count
 
 
 # -- a delegate whose submit() raises ------------------------------------------------

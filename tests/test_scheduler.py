@@ -9,6 +9,8 @@ import queue
 import threading
 import time
 import warnings
+from collections.abc import Callable
+from concurrent.futures import CancelledError as FutureCancelledError
 from concurrent.futures import Future
 from functools import partial
 
@@ -16,14 +18,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fluent_executors import SchedulerStats, _clock, _scheduler, scheduler_stats
+from fluent_executors import (
+    Executors,
+    SchedulerStats,
+    _clock,
+    _scheduler,
+    scheduler_stats,
+)
 from fluent_executors._scheduler import (
     THREAD_NAME,
     WORKER_THREAD_NAME,
     call_at,
     call_later,
 )
-from fluent_executors.testing import virtual_time
+from fluent_executors.testing import ManualExecutor, virtual_time
 
 
 def scheduler_threads() -> list[threading.Thread]:
@@ -357,6 +365,18 @@ def test_at_most_max_workers_run_and_the_rest_wait_for_one_to_be_free() -> None:
         assert not worker.is_alive()
 
 
+def stats_once(
+    reached: Callable[[SchedulerStats], bool], timeout: float = 10.0
+) -> SchedulerStats:
+    """The first ``scheduler_stats()`` for which ``reached`` holds, looking every
+    millisecond for ``timeout`` seconds at the most."""
+    give_up = time.monotonic() + timeout
+    while not reached(stats := scheduler_stats()):
+        assert time.monotonic() < give_up, f"never reached; last {stats}"
+        time.sleep(0.001)
+    return stats
+
+
 def test_scheduler_stats_show_timers_pending_and_starved_workers() -> None:
     idle = scheduler_stats()
     assert (idle.timers_pending, idle.callbacks_queued, idle.workers_busy) == (0, 0, 0)
@@ -374,8 +394,9 @@ def test_scheduler_stats_show_timers_pending_and_starved_workers() -> None:
             call_later(0.0, block, may_block=True)
         for _ in range(_scheduler.MAX_WORKERS):
             assert started.acquire(timeout=5)
-
-        starved = scheduler_stats()
+        # The four running were taken from the heap; under load, the scheduler
+        # thread may take the last two only now (until then, timers pending).
+        starved = stats_once(lambda stats: stats.callbacks_queued == 2)
     finally:
         release.set()
         for handle in far:
@@ -488,27 +509,30 @@ def test_a_deadline_queue_expires_its_items_in_order_with_one_scheduler_entry() 
 def test_an_item_added_while_the_queue_fires_leaves_the_next_deadline_to_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    now = [1000.0]
+    # Times before the real clock's, whatever it reads (near zero on a machine
+    # just booted): once the real clock is back, nothing is due in its future.
+    start = time.monotonic() - 100.0
+    now = [start]
     monkeypatch.setattr(_scheduler._clock, "monotonic", lambda: now[0])
     queue_ = _scheduler.DeadlineQueue(10.0)
     first, second, third = Item(), Item(), Item()
-    queue_.add(first)  # due at 1010
-    now[0] = 1002.0
-    queue_.add(second)  # due at 1012
+    queue_.add(first)  # due at start + 10
+    now[0] = start + 2.0
+    queue_.add(second)  # due at start + 12
     taken = queue_._timer
     assert taken is not None
     assert taken.cancel()  # as when the scheduler takes it to run: its _fn is None
-    now[0] = 1005.0
-    queue_.add(third)  # due at 1015, while the first is being fired
-    assert queue_._timer is taken  # not a timer at 1015, past the second's deadline
+    now[0] = start + 5.0
+    queue_.add(third)  # due at start + 15, while the first is being fired
+    assert queue_._timer is taken  # not one past the second's deadline
 
-    now[0] = 1010.0
+    now[0] = start + 10.0
     queue_._fire()  # what the taken timer runs
 
     assert first.expired.wait(5)
     timer = queue_._timer
     assert timer is not None
-    assert timer.when == 1012.0
+    assert timer.when == start + 12.0
     assert not second.expired.is_set()
     second.is_done = third.is_done = True
     queue_.discard()
@@ -540,3 +564,112 @@ def test_threads_discarding_at_once_leave_the_deadline_queue_empty() -> None:
 
     assert not queue_._items
     assert queue_._timer is None
+
+
+# -- shutdown(wait=True) joins the threads it started ------------------------------
+
+
+@pytest.fixture
+def default_linger(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scheduler's threads linger as long as in a user's program."""
+    monkeypatch.setattr(_scheduler, "LINGER", 0.05)
+
+
+def library_threads_since(before: set[threading.Thread]) -> list[str]:
+    return [thread.name for thread in threading.enumerate() if thread not in before]
+
+
+@pytest.mark.usefixtures("default_linger")
+def test_shutdown_with_wait_joins_the_scheduler_threads_of_a_retried_call() -> None:
+    # A program run under a thread-leak check: one retried call in a with block.
+    before = set(threading.enumerate())
+    calls = iter([OSError("flaky"), None])
+
+    def flaky() -> str:
+        error = next(calls)
+        if error is not None:
+            raise error
+        return "ok"
+
+    with Executors.thread_pool(max_workers=1).with_retry(max_sleep=0.001) as ex:
+        assert ex.submit(flaky).result(timeout=10) == "ok"
+
+    assert library_threads_since(before) == []
+
+
+@pytest.mark.usefixtures("default_linger")
+def test_shutdown_with_wait_joins_after_cancelling_timed_futures() -> None:
+    # A push-item source's check: threading.active_count() is back where it was
+    # after a with block over a timeout and cancel-on-shutdown chain.
+    count = threading.active_count()
+    gate = threading.Event()
+    try:
+        with (
+            Executors.thread_pool(max_workers=2)
+            .with_timeout(3600.0)
+            .with_cancel_on_shutdown()
+        ) as executor:
+            futures = [executor.submit(gate.wait, 10) for _ in range(4)]
+            assert scheduler_stats().timers_pending >= 1
+            gate.set()
+    finally:
+        gate.set()
+
+    assert threading.active_count() == count
+    assert all(future.done() for future in futures)
+
+
+@pytest.mark.usefixtures("default_linger")
+def test_shutdown_with_wait_leaves_the_scheduler_to_an_executor_still_using_it() -> (
+    None
+):
+    other = Executors.with_timeout(ManualExecutor(), 0.2)  # its futures stay pending
+    try:
+        pending = other.submit(lambda: None)
+        with Executors.sync().with_timeout(3600.0) as executor:
+            executor.submit(lambda: None).result()
+
+        assert len(scheduler_threads()) == 1  # the other timeout's deadline is in it
+        with pytest.raises(FutureCancelledError):
+            pending.result(timeout=10)  # and comes due as it should
+    finally:
+        other.shutdown()
+
+
+def test_retire_from_a_scheduled_callback_leaves_its_own_thread_running() -> None:
+    # Each would wait for the other: a shutdown inside a scheduled callback.
+    ran: queue.Queue[str] = queue.Queue()
+
+    def retire_here() -> None:
+        _scheduler.retire()
+        ran.put(threading.current_thread().name)
+
+    call_later(0.0, retire_here)
+    call_later(0.0, retire_here, may_block=True)
+    assert {ran.get(timeout=10), ran.get(timeout=10)} == {
+        THREAD_NAME,
+        WORKER_THREAD_NAME,
+    }
+    wait_until_idle()
+
+
+@pytest.mark.usefixtures("default_linger")
+def test_retire_waits_for_a_running_callback_no_longer_than_its_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A callback blocked on what the shutting-down thread holds must not hang it.
+    monkeypatch.setattr(_scheduler, "RETIRE_WAIT", 0.05)
+    held = threading.Lock()
+    started = threading.Event()
+
+    def blocked() -> None:
+        started.set()
+        with held:
+            pass
+
+    with held:
+        call_later(0.0, blocked, may_block=True)
+        assert started.wait(10)
+        _scheduler.retire()  # returns, leaving the busy worker running
+        assert _scheduler.counts()[2:] == (1, 1)  # busy, alive
+    wait_until_idle()

@@ -48,6 +48,7 @@ import logging
 import math
 import os
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable
@@ -127,6 +128,7 @@ class _Scheduler:
         self._sequence = itertools.count()
         self._pending = 0  # entries of the heap not cancelled
         self._thread: threading.Thread | None = None
+        self._retiring = False  # retire() waits for the idle thread to end
 
     def call_at(
         self, when: float, fn: Callable[[], object], may_block: bool
@@ -139,7 +141,10 @@ class _Scheduler:
         with self._lock:
             heapq.heappush(self._heap, (when, next(self._sequence), handle))
             self._pending += 1
-            if self._thread is None:
+            if self._retiring:  # in use again: the thread stays (see retire)
+                self._retiring = False
+                self._cond.notify_all()
+            elif self._thread is None:
                 thread = threading.Thread(
                     target=self._run, name=THREAD_NAME, daemon=True
                 )
@@ -169,6 +174,28 @@ class _Scheduler:
         """The callbacks scheduled and neither due, run nor cancelled."""
         with self._lock:
             return self._pending
+
+    def retire(self, deadline: float) -> None:
+        """If no callback is pending, end the thread now rather than ``LINGER``
+        seconds from now, and join it; wait for the callbacks it runs until
+        ``deadline`` (``time.monotonic()``) at the most. A thread that
+        :meth:`call_at` takes back into use meanwhile is left running (another
+        executor needs it)."""
+        with self._lock:
+            thread = self._thread
+            if thread is None or self._pending:
+                return
+            self._retiring = True
+            self._cond.notify_all()
+            # Until the thread ends (it resets _thread), or call_at calls it off.
+            while self._thread is thread and self._retiring:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self._retiring = False  # it lingers, as without retire
+                    return
+                self._cond.wait(remaining)
+        if self._thread is not thread:
+            thread.join(max(deadline - time.monotonic(), 0.0))
 
     def _run(self) -> None:
         mark_library_thread()
@@ -201,13 +228,17 @@ class _Scheduler:
         while True:
             if not self._pending:
                 heap.clear()  # only cancelled entries are left
-                now = _clock.monotonic()
+                # The linger is real time, whatever clock the deadlines are on: a
+                # virtual or replaced clock must not keep an idle thread alive.
+                now = time.monotonic()
                 if idle_until is None:
                     idle_until = now + LINGER
-                elif now >= idle_until:
+                if now >= idle_until or self._retiring:
                     self._thread = None  # the next call_at starts a new thread
+                    self._retiring = False
+                    self._cond.notify_all()  # retire() waits for this
                     return None
-                _clock.wait(self._cond, idle_until - now)  # call_at notifies
+                _clock.wait(self._cond, idle_until - now)  # call_at, retire notify
                 continue
             idle_until = None
             if heap[0][2]._fn is None:
@@ -238,6 +269,7 @@ class _Scheduler:
         self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._thread = None
+        self._retiring = False
 
 
 def _run_logged(fn: Callable[[], object]) -> None:
@@ -259,6 +291,8 @@ class _Workers:
         self._queue: deque[Callable[[], object]] = deque()  # not taken yet
         self._threads = 0  # alive, or about to start
         self._idle = 0  # waiting for a callback
+        self._retiring = False  # retire() waits for the workers to end
+        self._ended: list[threading.Thread] = []  # ended for retire(): to join
 
     def run(self, fns: list[Callable[[], object]]) -> None:
         """Run each of ``fns`` in a worker thread, in order, as workers come free.
@@ -268,6 +302,9 @@ class _Workers:
         """
         with self._lock:
             self._queue.extend(fns)
+            if self._retiring:  # in use again: the workers stay (see retire)
+                self._retiring = False
+                self._cond.notify_all()
             self._cond.notify(min(len(self._queue), self._idle))
             # Each idle worker takes one; more threads for the rest, up to the most.
             unclaimed = len(self._queue) - self._idle
@@ -288,6 +325,26 @@ class _Workers:
         to), and the workers alive."""
         with self._lock:
             return len(self._queue), self._threads - self._idle, self._threads
+
+    def retire(self, deadline: float) -> None:
+        """If no callback waits for a worker, end the workers now rather than
+        ``LINGER`` seconds from now, once each has finished the callback it runs
+        (until ``deadline``, ``time.monotonic()``, at the most), and join them.
+        Workers that :meth:`run` takes back into use meanwhile are left running."""
+        with self._lock:
+            if not self._threads or self._queue:
+                return
+            self._retiring = True
+            self._cond.notify_all()
+            while self._threads and self._retiring:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            self._retiring = False  # any still busy linger, as without retire
+            ended, self._ended = self._ended, []
+        for thread in ended:
+            thread.join(max(deadline - time.monotonic(), 0.0))
 
     def _not_started(self, count: int) -> None:
         """``count`` worker threads counted in could not start. If no worker is left
@@ -311,11 +368,14 @@ class _Workers:
         """The next callback; ``None`` once none has come for ``LINGER`` seconds
         (and the thread must end)."""
         with self._lock:
-            idle_until = _clock.monotonic() + LINGER
+            idle_until = time.monotonic() + LINGER  # real time: see _wait_for_due
             while not self._queue:
-                remaining = idle_until - _clock.monotonic()
-                if remaining <= 0:
+                remaining = idle_until - time.monotonic()
+                if remaining <= 0 or self._retiring:
                     self._threads -= 1
+                    if self._retiring:
+                        self._ended.append(threading.current_thread())
+                        self._cond.notify_all()  # retire() waits for this
                     return None
                 self._idle += 1
                 self._cond.wait(remaining)
@@ -446,6 +506,31 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+RETIRE_WAIT = 5.0
+"""Real seconds :func:`retire` waits, at the most, for the callbacks running in
+the scheduler's threads to return (they are short: they resolve or cancel futures,
+which may call a user's cancel function)."""
+
+
+def retire() -> None:
+    """End the scheduler thread and its workers now if no callback is pending or
+    queued, and join them: what ``shutdown(wait=True)`` calls last, so that the
+    threads started for an executor's futures are gone when it returns, as the
+    standard pools' are.
+
+    Threads that another executor still uses (a callback pending, queued or
+    scheduled meanwhile) are left running, and so are those still running a
+    callback after :data:`RETIRE_WAIT` seconds. Called from one of these threads
+    (a shutdown in a scheduled callback), it does nothing: a thread cannot join
+    itself, and waiting for the others could wait for the caller.
+    """
+    if threading.current_thread().name in (THREAD_NAME, WORKER_THREAD_NAME):
+        return
+    deadline = time.monotonic() + RETIRE_WAIT
+    _scheduler.retire(deadline)
+    _workers.retire(deadline)
 
 
 def counts() -> tuple[int, int, int, int]:

@@ -12,6 +12,7 @@ from concurrent.futures import Executor, Future
 from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, overload
 
+from . import _scheduler
 from ._counts import open_counts
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
@@ -159,7 +160,10 @@ def check_non_negative(argument: str, value: object, *, finite: bool = False) ->
 
 
 def shutdown_delegate(delegate: Executor, wait: bool, cancel_futures: bool) -> None:
-    """Shut down ``delegate`` with the same arguments, as far as it accepts them.
+    """Shut down ``delegate`` with the same arguments, as far as it accepts them;
+    with ``wait``, then end and join the scheduler's threads if nothing else uses
+    them (:func:`~fluent_executors._scheduler.retire`), so that a wrapper's
+    ``shutdown(wait=True)`` leaves no thread behind, as the standard pools'.
 
     Some executors (Dask's ``ClientExecutor``, executors written before Python 3.9)
     have no ``cancel_futures`` parameter; they are shut down with ``wait`` alone.
@@ -168,6 +172,8 @@ def shutdown_delegate(delegate: Executor, wait: bool, cancel_futures: bool) -> N
         delegate.shutdown(wait=wait, cancel_futures=True)
     else:
         delegate.shutdown(wait=wait)
+    if wait:
+        _scheduler.retire()
 
 
 def _accepts_cancel_futures(delegate: Executor) -> bool:

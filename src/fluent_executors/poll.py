@@ -15,6 +15,7 @@ from ._fluent import FluentExecutor, R, SameResult
 from ._poll_thread import _Poller
 from ._proxy import ProxyFuture, outcome
 from ._retry_policy import RetryPolicy
+from ._scheduler import retire as retire_scheduler
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 if TYPE_CHECKING:
@@ -520,3 +521,4 @@ class PollExecutor(WrapperExecutor[R]):
         super().shutdown(wait, cancel_futures=cancel_futures)
         if wait:
             self._poller.join()
+            retire_scheduler()  # the poll thread's last rounds may have used it

@@ -34,8 +34,8 @@ def no_leaked_threads() -> Iterator[None]:
     """Fail the test if a library thread it started outlives it.
 
     Poll threads end after their executor's shutdown, the scheduler thread and its
-    workers 50 ms after their last callback; a survivor is a leaked executor (never
-    shut down) or a future left pending.
+    workers at a ``shutdown(wait=True)`` or 50 ms after their last callback; a
+    survivor is a leaked executor (never shut down) or a future left pending.
     """
     before = set(threading.enumerate())
     yield
