@@ -14,6 +14,7 @@
 #   _exporters _metrics             metrics
 #                                   (the exporters of Prometheus and OpenTelemetry
 #                                   are imported when the first executor starts them)
+#   _waiting                        as_completed and wait, with an idle timeout
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
 #   _callbacks                      running users' callbacks (contained, flat)
@@ -53,6 +54,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
         TimeoutStats,
         scheduler_stats,
     )
+    from ._waiting import as_completed, wait
     from .asyncio import AsyncioExecutor
     from .bind import BoundCallable
     from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -119,6 +121,7 @@ __all__ = [
     "TimeoutExecutor",
     "TimeoutStats",
     "__version__",
+    "as_completed",
     "f_and",
     "f_apply",
     "f_flat_map",
@@ -135,6 +138,7 @@ __all__ = [
     "f_zip",
     "progress",
     "scheduler_stats",
+    "wait",
 ]
 
 
@@ -157,6 +161,7 @@ _DEFERRED = {
         "TimeoutStats",
         "scheduler_stats",
     ),
+    "._waiting": ("as_completed", "wait"),
     ".asyncio": ("AsyncioExecutor",),
     ".bind": ("BoundCallable",),
     ".cancel_on_shutdown": ("CancelOnShutdownExecutor",),
