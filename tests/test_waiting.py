@@ -235,9 +235,7 @@ def test_wait_refuses_an_unknown_return_when() -> None:
         wait([], return_when="SOMETIME")
 
 
-def test_a_negative_timeout_has_passed_already_as_for_the_standard_function() -> (
-    None
-):
+def test_a_negative_timeout_has_passed_already_as_for_the_standard_function() -> None:
     with pytest.raises(concurrent.futures.TimeoutError):
         next(as_completed([Future()], timeout=-1))
     assert wait([pending := Future[int]()], timeout=-1) == (set(), {pending})
