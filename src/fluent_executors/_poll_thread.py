@@ -35,6 +35,7 @@ from ._callbacks import mark_library_thread, must_reraise
 from ._outstanding import Outstanding
 from ._polled import Polled
 from ._scheduler import call_later
+from ._wrapper import check_non_negative, seconds_returned
 
 if TYPE_CHECKING:
     from ._counts import Counts
@@ -602,12 +603,10 @@ class _Poller:
         try:
             if not policy.should_retry(self._poll_failures, failed):
                 return None
-            delay = policy.sleep_time(self._poll_failures, failed)
-            if isinstance(delay, bool) or not isinstance(delay, (int, float)):
-                raise TypeError(f"sleep_time returned {delay!r}, not a number")
-            if not delay >= 0:
-                raise ValueError(f"sleep_time returned {delay!r}, not >= 0")
-            return float(delay)
+            return check_non_negative(
+                "the delay sleep_time returned",
+                policy.sleep_time(self._poll_failures, failed),
+            )
         except BaseException:  # in the poll thread: contained
             self._logger.exception(
                 "poll retry policy %r of poll executor %r raised; failing the "
@@ -620,12 +619,9 @@ class _Poller:
     def _delay(self, returned: object) -> float:
         if returned is None:
             return self._default_interval
-        if (
-            isinstance(returned, (int, float))
-            and not isinstance(returned, bool)
-            and not math.isnan(returned)
-        ):
-            return max(float(returned), 0.0)
+        delay = seconds_returned(returned)  # negative: 0; beyond a float: inf
+        if delay is not None:
+            return delay
         if not self._warned_bad_delay:
             self._warned_bad_delay = True
             self._logger.warning(

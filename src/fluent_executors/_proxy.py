@@ -522,23 +522,61 @@ class ProxyFuture(Future[T]):
             already resolved, if the wrapper refuses (for example the delegate's
             future is running), or if another ``cancel()`` is in progress on it.
         """
+        refused = self._begin_cancel()
+        if refused is not None:
+            return refused
+        # A chain of futures that cancel by cancelling their upstream (f_map's,
+        # say) is walked in a loop, not a call per link: a chain of 100,000 would
+        # pass the interpreter's recursion limit. Each link is marked as being
+        # cancelled on the way down, and ends its cancel on the way back up, from
+        # the first upstream, with what the link below it decided.
+        chain = [self]
+        link = self
+        try:
+            while True:
+                upstream = link._upstream
+                if not (
+                    type(link)._cancel_hook is _DEFAULT_CANCEL_HOOK
+                    and isinstance(upstream, ProxyFuture)
+                    and type(upstream).cancel is _DEFAULT_CANCEL
+                ):
+                    allowed = link._cancel_hook()
+                    break
+                refused = upstream._begin_cancel()
+                if refused is not None:
+                    allowed = refused
+                    break
+                chain.append(upstream)
+                link = upstream
+        except BaseException:
+            for link in chain:
+                link._end_cancel()
+            raise
+        for link in reversed(chain):
+            again = link._end_cancel()
+            allowed = (allowed and link._try_cancel()) or (again and link.cancel())
+        return allowed
+
+    def _begin_cancel(self) -> bool | None:
+        """Mark the future as being cancelled, and return ``None``; or return what
+        ``cancel()`` returns at once: it is done, running, or being cancelled."""
         with self._lock:
             if self._state in _DONE:
                 return self._state in _CANCELLED
             if self._cancelling or self._state == RUNNING:
                 return False
             self._cancelling = True
-        try:
-            allowed = self._cancel_hook()
-        finally:
-            with self._lock:
-                self._cancelling = False
-                again = self._cancel_again  # asked for while the hook ran
-                if again:
-                    self._cancel_again = False
-        if allowed and self._try_cancel():
-            return True
-        return again and self.cancel()
+        return None
+
+    def _end_cancel(self) -> bool:
+        """Unmark the future as being cancelled; return whether another
+        ``cancel()`` asked to try again meanwhile (see :meth:`_cancel_or_defer`)."""
+        with self._lock:
+            self._cancelling = False
+            again = self._cancel_again  # asked for while the hook ran
+            if again:
+                self._cancel_again = False
+        return again
 
     def _cancel_or_defer(self) -> bool:
         """``cancel()``, for a caller that has just changed what the hook decides
@@ -648,3 +686,7 @@ class ProxyFuture(Future[T]):
         import asyncio  # here: importing the library must not import asyncio
 
         return asyncio.wrap_future(self, loop=asyncio.get_running_loop()).__await__()
+
+
+_DEFAULT_CANCEL = ProxyFuture.cancel
+_DEFAULT_CANCEL_HOOK = ProxyFuture._cancel_hook

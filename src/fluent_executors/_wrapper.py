@@ -150,12 +150,43 @@ def check_non_negative(argument: str, value: object, *, finite: bool = False) ->
     """
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise TypeError(f"{argument} must be a real number, got {type(value).__name__}")
-    number = float(value)
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # an int beyond a float, a signaling NaN
+        raise ValueError(
+            f"{argument} must be a number a float can hold, "
+            f"got {_short(value)}"
+        ) from None
     if not number >= 0:  # also catches NaN
         raise ValueError(f"{argument} must be >= 0, got {value!r}")
     if finite and number == math.inf:
         raise ValueError(f"{argument} must be finite, got {value!r}")
     return number
+
+
+def seconds_returned(value: object) -> float | None:
+    """What a user's function returned for a number of seconds (a poll function's
+    delay, say), as a float in ``[0, inf]``: a negative number counts as 0 and a
+    number beyond a float (an ``int`` such as ``10**400``) as ``math.inf``. ``None``
+    if it is no real number, or NaN: the caller logs that and falls back."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return None
+    try:
+        try:
+            number = float(value)
+        except OverflowError:  # an int, or a Fraction, beyond a float
+            return math.inf if value > 0 else 0.0
+    except Exception:  # a signaling NaN (Decimal), a Real type of the user's
+        return None
+    if math.isnan(number):
+        return None
+    return max(number, 0.0)
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut short if long (an int of hundreds of digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def shutdown_delegate(delegate: Executor, wait: bool, cancel_futures: bool) -> None:
