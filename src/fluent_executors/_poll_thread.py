@@ -111,19 +111,26 @@ class _Poller:
         """Count ``future`` as outstanding; start the poll thread at the first one.
 
         Raises:
-            RuntimeError: the executor has been shut down.
+            RuntimeError: the executor has been shut down, or the poll thread
+                could not be started (the future is then not counted; the next
+                call tries again).
         """
         self._outstanding.add(future)
         if self._thread is not None:
             return
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run,
-                    name=f"fluent-executors-poll-{self._name}",
-                    daemon=True,
-                )
-                self._thread.start()
+        try:
+            with self._lock:
+                if self._thread is None:
+                    thread = threading.Thread(
+                        target=self._run,
+                        name=f"fluent-executors-poll-{self._name}",
+                        daemon=True,
+                    )
+                    thread.start()
+                    self._thread = thread
+        except BaseException:  # "can't start new thread"
+            self._outstanding.discard(future)  # (outside the lock: see discard)
+            raise
 
     def forget(self, future: _PollFuture[Any]) -> None:
         """Drop a done future from the bookkeeping (each future's ``_on_resolved``);

@@ -31,28 +31,31 @@ logger = logging.getLogger(__name__)
 # method of Future takes that Condition through Python-level __enter__ calls: objects
 # the garbage collector walks at each full collection, and calls that the threads of
 # a pool contend for. A proxy future keeps the same fields (the module functions
-# wait() and as_completed() read them) but guards them with one plain Lock, which is
-# also its _condition: those functions only acquire and release it (in C, where a
-# Condition's __enter__ is Python), and append their waiters under it. It reads a
+# wait() and as_completed() read them) but guards them with one RLock (re-entrant,
+# as the standard Future's lock is), which is also its _condition: those functions
+# only acquire and release it (in C, where a Condition's __enter__ is Python), and
+# append their waiters under it. It reads a
 # done future without the lock (a done future never changes), and makes a Condition
 # only when a thread blocks in result() or exception().
 _DONE = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED})
 _CANCELLED = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED})
 
 
-# Condition.__init__ binds the lock's methods to each instance, and learns with an
-# AttributeError each that a plain Lock has no _release_save, _acquire_restore or
-# _is_owned (Condition's own methods then serve). The Condition of a proxy future
-# skips the AttributeErrors: it sets the fields that Condition's methods read, the
-# lock's acquire and release bound as Condition binds them (3.10 to 3.13;
+# Condition.__init__ binds the lock's methods to each instance, each looked up in a
+# try statement. The Condition of a proxy future sets the fields that Condition's
+# methods read directly: the RLock's acquire, release, _release_save,
+# _acquire_restore and _is_owned, bound as Condition binds them (3.10 to 3.13;
 # tests/test_future.py fails if a version's Condition has other fields).
 class _LightCondition(threading.Condition):
-    """A ``threading.Condition`` over a plain ``Lock``, made quickly."""
+    """A ``threading.Condition`` over a future's ``RLock``, made quickly."""
 
-    def __init__(self, lock: threading.Lock) -> None:  # instead of Condition.__init__
+    def __init__(self, lock: Any) -> None:  # instead of Condition.__init__
         self._lock = lock
         self.acquire = lock.acquire  # type: ignore[method-assign]
         self.release = lock.release  # type: ignore[method-assign]
+        self._release_save = lock._release_save
+        self._acquire_restore = lock._acquire_restore
+        self._is_owned = lock._is_owned
         self._waiters: deque[Any] = deque()
 
 
@@ -210,7 +213,10 @@ class ProxyFuture(Future[T]):
     def __init__(self) -> None:  # Future.__init__ is what this avoids (see above)
         # Every field set here, even those that may never change: an attribute
         # that an instance sets later is slower to set and to read.
-        lock = self._lock = threading.Lock()
+        # Re-entrant, as the standard Future's: a signal handler that cancels or
+        # resolves the future while its thread holds the lock (inside wait(),
+        # say) must not deadlock.
+        lock = self._lock = threading.RLock()
         # What wait() and as_completed() take (see above); a type checker reads
         # Future's Condition, of which they use acquire, release and "with".
         self._condition = lock  # type: ignore[assignment]

@@ -143,7 +143,12 @@ class _Scheduler:
                 thread = threading.Thread(
                     target=self._run, name=THREAD_NAME, daemon=True
                 )
-                thread.start()  # if it cannot, the next call_at tries again
+                try:
+                    thread.start()  # if it cannot, the next call_at tries again
+                except BaseException:  # "can't start new thread": not scheduled
+                    handle._fn = None  # (left in the heap, as a cancelled entry)
+                    self._pending -= 1
+                    raise
                 self._thread = thread
             elif self._heap[0][2] is handle:  # earlier than what the thread waits for
                 self._cond.notify()
@@ -244,7 +249,10 @@ def _run_logged(fn: Callable[[], object]) -> None:
     try:
         fn()
     except BaseException:  # the thread serves every executor: keep it
-        logger.exception("scheduled callback %r raised", fn)
+        try:
+            logger.exception("scheduled callback %r raised", fn)
+        except BaseException:  # a handler (or a repr) of the user's raised too
+            pass  # nothing is left to tell it to; the thread goes on
 
 
 class _Workers:
@@ -472,6 +480,8 @@ def call_at(
 
     Raises:
         ValueError: ``when`` is NaN.
+        RuntimeError: the scheduler thread had to be started and could not be
+            (``fn`` is then not scheduled; the next call tries again).
     """
     return _scheduler.call_at(when, fn, may_block)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import sys
 import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
@@ -214,6 +215,19 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     )
 
 
+def interpreter_exiting() -> bool:
+    """Whether the interpreter is exiting: its exit hook has shut the standard
+    pools down (they refuse new work from then on), or it is finalizing."""
+    if sys.is_finalizing():
+        return True
+    pools = sys.modules.get("concurrent.futures.thread")
+    processes = sys.modules.get("concurrent.futures.process")
+    return bool(
+        getattr(pools, "_shutdown", False)
+        or getattr(processes, "_global_shutdown", False)
+    )
+
+
 class DelegatingExecutor(FluentExecutor[R]):
     """Base of the wrapper executors: holds the delegate and the shutdown state.
 
@@ -237,6 +251,32 @@ class DelegatingExecutor(FluentExecutor[R]):
         self._logger = logger or logging.getLogger(type(self).__module__)
         self._shutdown_lock = threading.Lock()
         self._is_shutdown = False
+
+    # Whether the one line of _log_failure at interpreter exit has been logged.
+    _logged_at_exit = False
+
+    def _log_failure(self, level: int, message: str, *args: object) -> None:
+        """Log ``message % args`` at ``level`` with the traceback of the exception
+        being handled: a future is failed next, which nothing here may stop, so a
+        logger or handler that raises (even a ``BaseException``) is ignored.
+
+        Once the interpreter is exiting, the pools refuse new work, and every
+        pending retry or queued callable would fail with a traceback: then one
+        line is logged per executor, without it, and nothing more.
+        """
+        try:
+            if not interpreter_exiting():
+                self._logger.log(level, message, *args, exc_info=True)
+            elif not self._logged_at_exit:
+                self._logged_at_exit = True
+                self._logger.log(
+                    level,
+                    f"{message} (the interpreter is exiting: not logged again "
+                    "for this executor)",
+                    *args,
+                )
+        except BaseException:  # noqa: S110 (what else would tell of it?)
+            pass
 
     def _submit_to_delegate(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
