@@ -4,6 +4,7 @@ odd numbers, exiting done-callbacks, and threads that cannot be started."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import numbers
@@ -25,9 +26,9 @@ from fluent_executors import (
     ExceptionRetryPolicy,
     Executors,
     ProxyFuture,
+    _scheduler,
     f_map,
 )
-from fluent_executors import _scheduler
 from fluent_executors._wrapper import check_non_negative, seconds_returned
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
@@ -225,13 +226,16 @@ def test_a_number_returned_for_seconds_is_clamped_or_refused(value):
 
 @given(odd_numbers)
 def test_a_number_passed_for_seconds_is_accepted_or_refused_naming_it(value):
+    refused: Exception | None = None
     try:
         seconds = check_non_negative("timeout", value)
     except (TypeError, ValueError) as error:
-        assert "timeout" in str(error)
-        assert len(str(error)) < 200  # no 400-digit int in the message
-    else:
+        refused = error
+    if refused is None:
         assert 0.0 <= seconds <= math.inf
+    else:
+        assert "timeout" in str(refused)
+        assert len(str(refused)) < 200  # no 400-digit int in the message
 
 
 @pytest.mark.parametrize(
@@ -241,7 +245,9 @@ def test_a_number_passed_for_seconds_is_accepted_or_refused_naming_it(value):
         lambda: Executors.thread_pool().with_retry(sleep=HUGE),
         lambda: Executors.thread_pool().with_retry(max_sleep=-HUGE),
         lambda: Executors.thread_pool().with_rate_limit(1, period=HUGE),
-        lambda: Executors.thread_pool().with_poll(lambda ds: None, default_interval=HUGE),
+        lambda: Executors.thread_pool().with_poll(
+            lambda ds: None, default_interval=HUGE
+        ),
         lambda: ExceptionRetryPolicy(exponent=Fraction(HUGE, 3)),
     ],
 )
@@ -360,7 +366,7 @@ def test_a_done_callback_raising_exit_on_a_follower_is_contained_in_any_thread(
     def resolve() -> None:
         try:
             upstream.set_result(1)
-        except BaseException as error:  # noqa: BLE001 (what the test looks for)
+        except BaseException as error:
             outcome.set_result(type(error).__name__)
         else:
             outcome.set_result("survived")
@@ -377,7 +383,7 @@ def test_a_done_callback_raising_exit_in_the_main_thread_still_propagates():
         future.set_result(1)
 
 
-# -- loggers that raise -----------------------------------------------------------------
+# -- loggers that raise -------------------------------------------------------------
 
 
 class _RaisingHandler(logging.Handler):
@@ -463,7 +469,8 @@ def test_a_scheduler_thread_that_cannot_start_fails_the_future_and_is_retried(
             raise ValueError("attempt")
 
         error = executor.submit(fail).exception(TIMEOUT)
-        assert isinstance(error, RuntimeError) and attempts == [1]
+        assert isinstance(error, RuntimeError)
+        assert attempts == [1]
 
         no_threads.refusing = False
         done = threading.Event()
@@ -474,6 +481,25 @@ def test_a_scheduler_thread_that_cannot_start_fails_the_future_and_is_retried(
         assert isinstance(executor.submit(fail).exception(TIMEOUT), ValueError)
         assert attempts == [1, 1]
     source.cancel()
+
+
+@pytest.mark.parametrize("own_timeout", [False, True])
+def test_a_timeout_whose_scheduler_cannot_start_fails_its_future(
+    monkeypatch, own_timeout
+):
+    no_threads = _NoThreads(monkeypatch, _scheduler.THREAD_NAME)
+    gate = threading.Event()
+    with Executors.thread_pool(max_workers=1).with_timeout(5.0) as executor:
+        running = executor.submit(gate.wait, TIMEOUT)
+        if own_timeout:
+            future = executor.submit_timeout(3.0, str, "queued")
+        else:
+            future = executor.submit(str, "queued")
+        assert isinstance(future.exception(TIMEOUT), RuntimeError)
+        no_threads.refusing = False
+        gate.set()
+        assert isinstance(running.exception(TIMEOUT), RuntimeError)
+        assert executor.submit(str, "next").result(TIMEOUT) == "next"
 
 
 def test_scheduler_workers_that_cannot_start_leave_their_work_to_the_scheduler(
@@ -526,11 +552,9 @@ def test_a_throttle_whose_delegate_cannot_start_threads_loses_no_future(refusals
         with pool.with_throttle(1) as executor:
             futures = []
             for index in range(len(refusals)):
-                try:
+                with contextlib.suppress(RuntimeError):
                     futures.append(executor.submit(lambda i=index: i))
-                except RuntimeError:
-                    pass
-            finished, pending = wait(futures, timeout=TIMEOUT)
+            _, pending = wait(futures, timeout=TIMEOUT)
             assert not pending
     finally:
         threading.Thread.start = start  # type: ignore[method-assign]

@@ -42,6 +42,7 @@ lazily, and the FIFO compacted once they are half of it).
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -249,10 +250,10 @@ def _run_logged(fn: Callable[[], object]) -> None:
     try:
         fn()
     except BaseException:  # the thread serves every executor: keep it
-        try:
+        # A handler (or a repr) of the user's that raises too: nothing is left to
+        # tell it to, and the thread goes on.
+        with contextlib.suppress(BaseException):
             logger.exception("scheduled callback %r raised", fn)
-        except BaseException:  # a handler (or a repr) of the user's raised too
-            pass  # nothing is left to tell it to; the thread goes on
 
 
 class _Workers:
@@ -387,7 +388,12 @@ class DeadlineQueue:
             # None only while the queue was empty: this is the earliest deadline.
             # (A timer taken to run is _fire's, which waits for the next one.)
             if self._timer is None:
-                self._timer = _scheduler.call_at(when, self._fire, False)
+                try:
+                    self._timer = _scheduler.call_at(when, self._fire, False)
+                except BaseException:  # no scheduler thread: not added
+                    self._items.pop()
+                    self._when.pop()
+                    raise
 
     def discard(self) -> None:
         """One item is done: once done items are half of the queue, drop them (and

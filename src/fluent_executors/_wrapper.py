@@ -11,7 +11,7 @@ from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from types import FunctionType
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from ._counts import open_counts
 from ._fluent import FluentExecutor, R, SameResult
@@ -155,8 +155,7 @@ def check_non_negative(argument: str, value: object, *, finite: bool = False) ->
         number = float(value)
     except (OverflowError, ValueError):  # an int beyond a float, a signaling NaN
         raise ValueError(
-            f"{argument} must be a number a float can hold, "
-            f"got {_short(value)}"
+            f"{argument} must be a number a float can hold, got {_short(value)}"
         ) from None
     if not number >= 0:  # also catches NaN
         raise ValueError(f"{argument} must be >= 0, got {value!r}")
@@ -176,7 +175,7 @@ def seconds_returned(value: object) -> float | None:
         try:
             number = float(value)
         except OverflowError:  # an int, or a Fraction, beyond a float
-            return math.inf if value > 0 else 0.0
+            return math.inf if cast("float", value) > 0 else 0.0
     except Exception:  # a signaling NaN (Decimal), a Real type of the user's
         return None
     if math.isnan(number):
@@ -275,7 +274,7 @@ class DelegatingExecutor(FluentExecutor[R]):
                     "for this executor)",
                     *args,
                 )
-        except BaseException:  # noqa: S110 (what else would tell of it?)
+        except BaseException:
             pass
 
     def _submit_to_delegate(
