@@ -68,10 +68,11 @@ def contain(error: BaseException, where: object) -> BaseException | None:
     """Log ``error``, raised by user code called back for ``where``; return it if
     the caller must re-raise it once the other callbacks have run.
 
-    In a user's thread a ``KeyboardInterrupt`` or ``SystemExit`` is re-raised then,
-    so that Ctrl-C still works; in the library's own threads, and for any other
-    exception, it is only logged: an internal thread serves every executor, and one
-    callback must not keep the others from running.
+    In the main thread a ``KeyboardInterrupt`` or ``SystemExit`` is re-raised then,
+    so that Ctrl-C and ``sys.exit()`` still work; in any other thread (the
+    library's own, a pool's worker, a thread that resolves a future of another
+    executor), and for any other exception, it is only logged: such a thread serves
+    every future that comes to it, and one callback must not end it.
     """
     logger.error("exception calling callback for %r", where, exc_info=error)
     return error if must_reraise(error) else None
@@ -79,10 +80,12 @@ def contain(error: BaseException, where: object) -> BaseException | None:
 
 def must_reraise(error: BaseException) -> bool:
     """Whether ``error``, raised by user code and logged, must still propagate: a
-    ``KeyboardInterrupt`` or ``SystemExit`` in a user's thread (not in one of the
-    library's own, which serve every executor)."""
-    return isinstance(error, (KeyboardInterrupt, SystemExit)) and not (
-        in_library_thread()
+    ``KeyboardInterrupt`` or ``SystemExit`` in the main thread (where Ctrl-C
+    arrives), not in another thread, which it would end for good."""
+    return (
+        isinstance(error, (KeyboardInterrupt, SystemExit))
+        and threading.current_thread() is threading.main_thread()
+        and not in_library_thread()
     )
 
 

@@ -35,6 +35,7 @@ from ._callbacks import mark_library_thread, must_reraise
 from ._outstanding import Outstanding
 from ._polled import Polled
 from ._scheduler import call_later
+from ._wrapper import check_non_negative, seconds_returned
 
 if TYPE_CHECKING:
     from ._counts import Counts
@@ -110,19 +111,26 @@ class _Poller:
         """Count ``future`` as outstanding; start the poll thread at the first one.
 
         Raises:
-            RuntimeError: the executor has been shut down.
+            RuntimeError: the executor has been shut down, or the poll thread
+                could not be started (the future is then not counted; the next
+                call tries again).
         """
         self._outstanding.add(future)
         if self._thread is not None:
             return
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run,
-                    name=f"fluent-executors-poll-{self._name}",
-                    daemon=True,
-                )
-                self._thread.start()
+        try:
+            with self._lock:
+                if self._thread is None:
+                    thread = threading.Thread(
+                        target=self._run,
+                        name=f"fluent-executors-poll-{self._name}",
+                        daemon=True,
+                    )
+                    thread.start()
+                    self._thread = thread
+        except BaseException:  # "can't start new thread"
+            self._outstanding.discard(future)  # (outside the lock: see discard)
+            raise
 
     def forget(self, future: _PollFuture[Any]) -> None:
         """Drop a done future from the bookkeeping (each future's ``_on_resolved``);
@@ -602,12 +610,10 @@ class _Poller:
         try:
             if not policy.should_retry(self._poll_failures, failed):
                 return None
-            delay = policy.sleep_time(self._poll_failures, failed)
-            if isinstance(delay, bool) or not isinstance(delay, (int, float)):
-                raise TypeError(f"sleep_time returned {delay!r}, not a number")
-            if not delay >= 0:
-                raise ValueError(f"sleep_time returned {delay!r}, not >= 0")
-            return float(delay)
+            return check_non_negative(
+                "the delay sleep_time returned",
+                policy.sleep_time(self._poll_failures, failed),
+            )
         except BaseException:  # in the poll thread: contained
             self._logger.exception(
                 "poll retry policy %r of poll executor %r raised; failing the "
@@ -620,12 +626,9 @@ class _Poller:
     def _delay(self, returned: object) -> float:
         if returned is None:
             return self._default_interval
-        if (
-            isinstance(returned, (int, float))
-            and not isinstance(returned, bool)
-            and not math.isnan(returned)
-        ):
-            return max(float(returned), 0.0)
+        delay = seconds_returned(returned)  # negative: 0; beyond a float: inf
+        if delay is not None:
+            return delay
         if not self._warned_bad_delay:
             self._warned_bad_delay = True
             self._logger.warning(

@@ -31,28 +31,31 @@ logger = logging.getLogger(__name__)
 # method of Future takes that Condition through Python-level __enter__ calls: objects
 # the garbage collector walks at each full collection, and calls that the threads of
 # a pool contend for. A proxy future keeps the same fields (the module functions
-# wait() and as_completed() read them) but guards them with one plain Lock, which is
-# also its _condition: those functions only acquire and release it (in C, where a
-# Condition's __enter__ is Python), and append their waiters under it. It reads a
+# wait() and as_completed() read them) but guards them with one RLock (re-entrant,
+# as the standard Future's lock is), which is also its _condition: those functions
+# only acquire and release it (in C, where a Condition's __enter__ is Python), and
+# append their waiters under it. It reads a
 # done future without the lock (a done future never changes), and makes a Condition
 # only when a thread blocks in result() or exception().
 _DONE = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED, FINISHED})
 _CANCELLED = frozenset({CANCELLED, CANCELLED_AND_NOTIFIED})
 
 
-# Condition.__init__ binds the lock's methods to each instance, and learns with an
-# AttributeError each that a plain Lock has no _release_save, _acquire_restore or
-# _is_owned (Condition's own methods then serve). The Condition of a proxy future
-# skips the AttributeErrors: it sets the fields that Condition's methods read, the
-# lock's acquire and release bound as Condition binds them (3.10 to 3.13;
+# Condition.__init__ binds the lock's methods to each instance, each looked up in a
+# try statement. The Condition of a proxy future sets the fields that Condition's
+# methods read directly: the RLock's acquire, release, _release_save,
+# _acquire_restore and _is_owned, bound as Condition binds them (3.10 to 3.13;
 # tests/test_future.py fails if a version's Condition has other fields).
 class _LightCondition(threading.Condition):
-    """A ``threading.Condition`` over a plain ``Lock``, made quickly."""
+    """A ``threading.Condition`` over a future's ``RLock``, made quickly."""
 
-    def __init__(self, lock: threading.Lock) -> None:  # instead of Condition.__init__
+    def __init__(self, lock: Any) -> None:  # instead of Condition.__init__
         self._lock = lock
         self.acquire = lock.acquire  # type: ignore[method-assign]
         self.release = lock.release  # type: ignore[method-assign]
+        self._release_save = lock._release_save
+        self._acquire_restore = lock._acquire_restore
+        self._is_owned = lock._is_owned
         self._waiters: deque[Any] = deque()
 
 
@@ -210,7 +213,10 @@ class ProxyFuture(Future[T]):
     def __init__(self) -> None:  # Future.__init__ is what this avoids (see above)
         # Every field set here, even those that may never change: an attribute
         # that an instance sets later is slower to set and to read.
-        lock = self._lock = threading.Lock()
+        # Re-entrant, as the standard Future's: a signal handler that cancels or
+        # resolves the future while its thread holds the lock (inside wait(),
+        # say) must not deadlock.
+        lock = self._lock = threading.RLock()
         # What wait() and as_completed() take (see above); a type checker reads
         # Future's Condition, of which they use acquire, release and "with".
         self._condition = lock  # type: ignore[assignment]
@@ -522,23 +528,61 @@ class ProxyFuture(Future[T]):
             already resolved, if the wrapper refuses (for example the delegate's
             future is running), or if another ``cancel()`` is in progress on it.
         """
+        refused = self._begin_cancel()
+        if refused is not None:
+            return refused
+        # A chain of futures that cancel by cancelling their upstream (f_map's,
+        # say) is walked in a loop, not a call per link: a chain of 100,000 would
+        # pass the interpreter's recursion limit. Each link is marked as being
+        # cancelled on the way down, and ends its cancel on the way back up, from
+        # the first upstream, with what the link below it decided.
+        chain = [self]
+        link = self
+        try:
+            while True:
+                upstream = link._upstream
+                if not (
+                    type(link)._cancel_hook is _DEFAULT_CANCEL_HOOK
+                    and isinstance(upstream, ProxyFuture)
+                    and type(upstream).cancel is _DEFAULT_CANCEL
+                ):
+                    allowed = link._cancel_hook()
+                    break
+                refused = upstream._begin_cancel()
+                if refused is not None:
+                    allowed = refused
+                    break
+                chain.append(upstream)
+                link = upstream
+        except BaseException:
+            for link in chain:
+                link._end_cancel()
+            raise
+        for link in reversed(chain):
+            again = link._end_cancel()
+            allowed = (allowed and link._try_cancel()) or (again and link.cancel())
+        return allowed
+
+    def _begin_cancel(self) -> bool | None:
+        """Mark the future as being cancelled, and return ``None``; or return what
+        ``cancel()`` returns at once: it is done, running, or being cancelled."""
         with self._lock:
             if self._state in _DONE:
                 return self._state in _CANCELLED
             if self._cancelling or self._state == RUNNING:
                 return False
             self._cancelling = True
-        try:
-            allowed = self._cancel_hook()
-        finally:
-            with self._lock:
-                self._cancelling = False
-                again = self._cancel_again  # asked for while the hook ran
-                if again:
-                    self._cancel_again = False
-        if allowed and self._try_cancel():
-            return True
-        return again and self.cancel()
+        return None
+
+    def _end_cancel(self) -> bool:
+        """Unmark the future as being cancelled; return whether another
+        ``cancel()`` asked to try again meanwhile (see :meth:`_cancel_or_defer`)."""
+        with self._lock:
+            self._cancelling = False
+            again = self._cancel_again  # asked for while the hook ran
+            if again:
+                self._cancel_again = False
+        return again
 
     def _cancel_or_defer(self) -> bool:
         """``cancel()``, for a caller that has just changed what the hook decides
@@ -648,3 +692,7 @@ class ProxyFuture(Future[T]):
         import asyncio  # here: importing the library must not import asyncio
 
         return asyncio.wrap_future(self, loop=asyncio.get_running_loop()).__await__()
+
+
+_DEFAULT_CANCEL = ProxyFuture.cancel
+_DEFAULT_CANCEL_HOOK = ProxyFuture._cancel_hook

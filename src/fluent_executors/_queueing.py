@@ -156,13 +156,17 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
         # work on from the shared scheduler) would starve every other timer of the
         # process: the queue holds the callable instead, as without block.
         if self._block and not self._in_pump() and not in_library_thread():
-            with self._cond:
-                self._waiters += 1
-                try:
-                    while future in self._queue:
-                        self._cond.wait()
-                finally:
-                    self._waiters -= 1
+            try:
+                with self._cond:
+                    self._waiters += 1
+                    try:
+                        while future in self._queue:
+                            self._cond.wait()
+                    finally:
+                        self._waiters -= 1
+            except BaseException:  # a KeyboardInterrupt, say: no future handed out
+                future.cancel()  # so no job is left behind: out of the queue
+                raise
         return future
 
     def _unqueue(self, future: _QueuedFuture[Any]) -> bool:
@@ -254,11 +258,11 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
         try:
             upstream = self._submit_to_delegate(fn, args, kwargs)
         except BaseException as error:
-            self._logger.warning(
+            self._log_failure(
+                logging.WARNING,
                 "%s %r: the delegate's submit() raised; failing the future",
                 type(self).__name__,
                 self.name,
-                exc_info=True,
             )
             self._dispatched(token, None)
             future._try_set_exception(error)

@@ -42,6 +42,7 @@ lazily, and the FIFO compacted once they are half of it).
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import logging
@@ -148,7 +149,12 @@ class _Scheduler:
                 thread = threading.Thread(
                     target=self._run, name=THREAD_NAME, daemon=True
                 )
-                thread.start()  # if it cannot, the next call_at tries again
+                try:
+                    thread.start()  # if it cannot, the next call_at tries again
+                except BaseException:  # "can't start new thread": not scheduled
+                    handle._fn = None  # (left in the heap, as a cancelled entry)
+                    self._pending -= 1
+                    raise
                 self._thread = thread
             elif self._heap[0][2] is handle:  # earlier than what the thread waits for
                 self._cond.notify()
@@ -276,7 +282,10 @@ def _run_logged(fn: Callable[[], object]) -> None:
     try:
         fn()
     except BaseException:  # the thread serves every executor: keep it
-        logger.exception("scheduled callback %r raised", fn)
+        # A handler (or a repr) of the user's that raises too: nothing is left to
+        # tell it to, and the thread goes on.
+        with contextlib.suppress(BaseException):
+            logger.exception("scheduled callback %r raised", fn)
 
 
 class _Workers:
@@ -439,7 +448,12 @@ class DeadlineQueue:
             # None only while the queue was empty: this is the earliest deadline.
             # (A timer taken to run is _fire's, which waits for the next one.)
             if self._timer is None:
-                self._timer = _scheduler.call_at(when, self._fire, False)
+                try:
+                    self._timer = _scheduler.call_at(when, self._fire, False)
+                except BaseException:  # no scheduler thread: not added
+                    self._items.pop()
+                    self._when.pop()
+                    raise
 
     def discard(self) -> None:
         """One item is done: once done items are half of the queue, drop them (and
@@ -557,6 +571,8 @@ def call_at(
 
     Raises:
         ValueError: ``when`` is NaN.
+        RuntimeError: the scheduler thread had to be started and could not be
+            (``fn`` is then not scheduled; the next call tries again).
     """
     return _scheduler.call_at(when, fn, may_block)
 

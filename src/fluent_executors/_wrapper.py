@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import sys
 import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from types import FunctionType
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from . import _scheduler
 from ._counts import open_counts
@@ -151,12 +152,42 @@ def check_non_negative(argument: str, value: object, *, finite: bool = False) ->
     """
     if not isinstance(value, numbers.Real) or isinstance(value, bool):
         raise TypeError(f"{argument} must be a real number, got {type(value).__name__}")
-    number = float(value)
+    try:
+        number = float(value)
+    except (OverflowError, ValueError):  # an int beyond a float, a signaling NaN
+        raise ValueError(
+            f"{argument} must be a number a float can hold, got {_short(value)}"
+        ) from None
     if not number >= 0:  # also catches NaN
         raise ValueError(f"{argument} must be >= 0, got {value!r}")
     if finite and number == math.inf:
         raise ValueError(f"{argument} must be finite, got {value!r}")
     return number
+
+
+def seconds_returned(value: object) -> float | None:
+    """What a user's function returned for a number of seconds (a poll function's
+    delay, say), as a float in ``[0, inf]``: a negative number counts as 0 and a
+    number beyond a float (an ``int`` such as ``10**400``) as ``math.inf``. ``None``
+    if it is no real number, or NaN: the caller logs that and falls back."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        return None
+    try:
+        try:
+            number = float(value)
+        except OverflowError:  # an int, or a Fraction, beyond a float
+            return math.inf if cast("float", value) > 0 else 0.0
+    except Exception:  # a signaling NaN (Decimal), a Real type of the user's
+        return None
+    if math.isnan(number):
+        return None
+    return max(number, 0.0)
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut short if long (an int of hundreds of digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
 
 
 def shutdown_delegate(delegate: Executor, wait: bool, cancel_futures: bool) -> None:
@@ -189,6 +220,19 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     )
 
 
+def interpreter_exiting() -> bool:
+    """Whether the interpreter is exiting: its exit hook has shut the standard
+    pools down (they refuse new work from then on), or it is finalizing."""
+    if sys.is_finalizing():
+        return True
+    pools = sys.modules.get("concurrent.futures.thread")
+    processes = sys.modules.get("concurrent.futures.process")
+    return bool(
+        getattr(pools, "_shutdown", False)
+        or getattr(processes, "_global_shutdown", False)
+    )
+
+
 class DelegatingExecutor(FluentExecutor[R]):
     """Base of the wrapper executors: holds the delegate and the shutdown state.
 
@@ -212,6 +256,32 @@ class DelegatingExecutor(FluentExecutor[R]):
         self._logger = logger or logging.getLogger(type(self).__module__)
         self._shutdown_lock = threading.Lock()
         self._is_shutdown = False
+
+    # Whether the one line of _log_failure at interpreter exit has been logged.
+    _logged_at_exit = False
+
+    def _log_failure(self, level: int, message: str, *args: object) -> None:
+        """Log ``message % args`` at ``level`` with the traceback of the exception
+        being handled: a future is failed next, which nothing here may stop, so a
+        logger or handler that raises (even a ``BaseException``) is ignored.
+
+        Once the interpreter is exiting, the pools refuse new work, and every
+        pending retry or queued callable would fail with a traceback: then one
+        line is logged per executor, without it, and nothing more.
+        """
+        try:
+            if not interpreter_exiting():
+                self._logger.log(level, message, *args, exc_info=True)
+            elif not self._logged_at_exit:
+                self._logged_at_exit = True
+                self._logger.log(
+                    level,
+                    f"{message} (the interpreter is exiting: not logged again "
+                    "for this executor)",
+                    *args,
+                )
+        except BaseException:
+            pass
 
     def _submit_to_delegate(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -253,7 +253,8 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             TypeError: ``fn`` is not callable, or is a coroutine function
                 (``async def``: a coroutine needs an event loop).
             RuntimeError: the pool has been shut down, or the interpreter is
-                shutting down.
+                shutting down, or it has no worker and could not start one
+                (``can't start new thread``; the next submit tries again).
             concurrent.futures.thread.BrokenThreadPool: a worker's
                 ``initializer`` failed.
         """
@@ -275,7 +276,16 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             # (The standard queue's type names the standard work item.)
             item: Any = _WorkItem(future, fn, args, kwargs, counts)
             self._work_queue.put(item)
-            self._adjust_thread_count()  # a worker, unless an idle one takes it
+            try:
+                self._adjust_thread_count()  # a worker, unless an idle one takes it
+            except BaseException:  # "can't start new thread": out of threads
+                if self._threads:  # the workers alive run it in their turn
+                    return future
+                # None would: the item stays queued, and a worker started by the
+                # next submit skips it; this submit raises.
+                counts.unadopt(future)
+                future.cancel()
+                raise
         return future
 
 

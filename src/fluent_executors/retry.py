@@ -99,11 +99,11 @@ class _RetryFuture(ProxyFuture[T]):
         try:
             self._submit_attempt()
         except BaseException as error:
-            self._executor._logger.warning(
+            self._executor._log_failure(
+                logging.WARNING,
                 "retry executor %r could not submit attempt %d; failing the future",
                 self._executor._name,
                 self._attempts + 1,
-                exc_info=True,
             )
             self._try_set_exception(error)
 
@@ -142,8 +142,9 @@ class _RetryFuture(ProxyFuture[T]):
                     counts = self._executor._counts
                     counts.retries += 1
                     counts.pending += 1
-        except Exception as error:  # the scheduler's thread could not start
-            self._executor._logger.exception(
+        except BaseException as error:  # the scheduler's thread could not start
+            self._executor._log_failure(
+                logging.ERROR,
                 "retry executor %r could not schedule attempt %d; failing the future",
                 self._executor._name,
                 self._attempts + 1,

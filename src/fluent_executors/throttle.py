@@ -68,7 +68,9 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
     callback that this executor runs does not block, since that could stop the
     queue for good; nor does one from a thread of the library's own, such as a
     rate limit or a retry passing work on from the shared scheduler, which would
-    hold up every other timer of the process.)
+    hold up every other timer of the process.) A ``submit`` interrupted while it
+    waits (Ctrl-C: ``KeyboardInterrupt``) cancels its future, taking the callable
+    out of the queue, and raises: the callable never runs.
 
     Cancelling a queued future removes it from the queue at once (in O(1)) and
     returns ``True``; cancelling one passed on cancels the delegate's future. If

@@ -231,8 +231,17 @@ class TimeoutExecutor(WrapperExecutor[R]):
         upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
-        if shared:
-            self._deadlines.add(future)
-        elif timeout < math.inf and not future.done():
-            future._arm()
+        try:
+            if shared:
+                self._deadlines.add(future)
+            elif timeout < math.inf and not future.done():
+                future._arm()
+        except BaseException as error:  # the scheduler thread could not start
+            self._log_failure(
+                logging.ERROR,
+                "timeout executor %r could not schedule a deadline; failing the future",
+                self.name,
+            )
+            future._try_set_exception(error)  # with no deadline, it could hang
+            upstream.cancel()  # (whether it still can is the delegate's call)
         return future
