@@ -173,10 +173,18 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``RetryExecutor[R]``: its futures have this executor's result type.
         """
+        from ._errors import called_as
         from .retry import RetryExecutor
 
-        return RetryExecutor(
-            self, retry_policy, logger, self._chain_name(name), **kwargs
+        # (Its keywords other than these go to the ExceptionRetryPolicy it makes.)
+        return called_as(
+            "FluentExecutor.with_retry",
+            RetryExecutor,
+            self,
+            retry_policy,
+            logger,
+            self._chain_name(name),
+            **kwargs,
         )
 
     def with_timeout(
