@@ -247,11 +247,14 @@ class DelegatingExecutor(FluentExecutor[R]):
             self._counts.metrics.close()
 
     def _repr_fields(self) -> dict[str, object]:
-        return {**self._wrapper_fields(), "delegate": self._delegate}
+        return self._wrapper_fields()
 
     def _wrapper_fields(self) -> dict[str, object]:
-        """This wrapper's own key parameters, for :func:`repr`."""
+        """This wrapper's own key parameters, for ``describe()``."""
         return {}
+
+    def _wrapped(self) -> Executor:
+        return self._delegate
 
     @property
     def delegate(self) -> Executor:

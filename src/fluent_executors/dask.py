@@ -314,8 +314,8 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
         if self._cluster is not None:
             self._cluster.close()
 
-    def __repr__(self) -> str:
-        return f"<DaskExecutor {self.name!r} client={self._client!r}>"
+    def _repr_fields(self) -> dict[str, object]:
+        return {"client": self._client}
 
 
 def _check_main_guard() -> None:

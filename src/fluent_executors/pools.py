@@ -93,6 +93,10 @@ class _LibraryPool(FluentExecutor[SameResult]):
     def _repr_fields(self) -> dict[str, object]:
         return {"max_workers": getattr(self, "_max_workers", None)}
 
+    def _shut_down(self) -> bool:
+        # The standard thread pool's flag, or the process pool's.
+        return bool(getattr(self, "_shutdown", getattr(self, "_shutdown_thread", 0)))
+
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Shut down the pool, as the standard one does.
 
