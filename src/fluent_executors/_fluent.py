@@ -158,7 +158,7 @@ class FluentExecutor(Executor, Generic[R]):
     def describe(self) -> str:
         """The whole chain, one layer per line, outermost first: each layer's kind,
         name and key parameters, and ``(shut down)`` for each one shut down. The
-        long form of :func:`repr`, for a debugger or a bug report (see
+        long form of ``repr()``, for a debugger or a bug report (see
         :ref:`reprs <guide-repr>`)::
 
             RetryExecutor name='jobs' retry_policy=ExceptionRetryPolicy(...)
@@ -167,7 +167,7 @@ class FluentExecutor(Executor, Generic[R]):
 
         Returns:
             The description (``str``); an executor of another library in the chain
-            is shown by its own :func:`repr`.
+            is shown by its own ``repr()``.
 
         .. versionadded:: 0.2.0
         """

@@ -82,7 +82,13 @@ def _building(cls: type[Any], method: str) -> Callable[..., Any]:
     build.__name__ = method
     build.__qualname__ = called
     build.__wrapped__ = cls  # type: ignore[attr-defined]  # its signature
-    build.__doc__ = cls.__doc__
+    kind = cls.__name__
+    build.__doc__ = f"""Return a new :class:`~fluent_executors.{kind}`.
+
+        ``Executors.{method}(...)`` is ``{kind}(...)``: the same arguments, in the
+        same order (see :class:`~fluent_executors.{kind}`), except that a wrong
+        keyword argument's ``TypeError`` names ``Executors.{method}()``.
+        """
     return build
 
 
