@@ -172,7 +172,7 @@ def test_a_missing_argument_names_the_facade_method() -> None:
 
 
 def test_a_type_error_of_the_arguments_themselves_is_left_as_it_is() -> None:
-    with pytest.raises(TypeError, match="^name must be a str"):
+    with pytest.raises(TypeError, match=r"^name must be a str"):
         Executors.with_timeout(Executors.sync(), 1.0, name=3)  # type: ignore[arg-type]
 
 
@@ -189,5 +189,7 @@ def test_a_max_workers_not_an_int_is_refused_by_name(pool: str, value: object) -
 @pytest.mark.parametrize("pool", ["thread_pool", "process_pool"])
 @pytest.mark.parametrize("value", [0, -1])
 def test_a_max_workers_below_1_is_refused_by_name(pool: str, value: int) -> None:
-    with pytest.raises(ValueError, match=rf"^max_workers must be at least 1, got {value}$"):
+    with pytest.raises(
+        ValueError, match=rf"^max_workers must be at least 1, got {value}$"
+    ):
         getattr(Executors, pool)(max_workers=value)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
 import signal
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -607,7 +607,7 @@ def test_an_embedded_cluster_started_without_the_main_guard_stops_with_one_error
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("RuntimeError: an embedded Dask LocalCluster"), last
     assert f"({script}, line 3)" in last
-    assert "if __name__ == \"__main__\":" in last
+    assert 'if __name__ == "__main__":' in last
 
 
 def test_the_main_guard_check_passes_a_call_under_the_guard(tmp_path: Path) -> None:

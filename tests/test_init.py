@@ -117,7 +117,7 @@ def test_a_submodule_is_an_attribute_of_the_package_once_looked_up() -> None:
     assert run_python(code) == "f_map PollExecutor ProxyFuture False"
 
 
-def test_the_version_is_the_changelogs_top_section_and_the_newest_versionadded() -> None:
+def test_the_version_is_the_changelogs_top_section_and_newest_versionadded() -> None:
     """``__version__`` is the next release: the top section of CHANGELOG.rst, and
     no ``versionadded`` marker names a later one or 0.1.0, the first release."""
     root = Path(__file__).resolve().parents[1]

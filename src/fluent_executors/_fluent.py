@@ -171,7 +171,7 @@ class FluentExecutor(Executor, Generic[R]):
 
         .. versionadded:: 0.2.0
         """
-        lines = []
+        lines: list[str] = []
         for layer in self._layers():
             if isinstance(layer, FluentExecutor):
                 fields = "".join(

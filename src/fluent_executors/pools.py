@@ -47,8 +47,7 @@ def check_max_workers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         return
     if not isinstance(value, int) or isinstance(value, bool):
         raise TypeError(
-            f"max_workers must be an int or None, got {type(value).__name__} "
-            f"{value!r}"
+            f"max_workers must be an int or None, got {type(value).__name__} {value!r}"
         )
     if value < 1:
         raise ValueError(f"max_workers must be at least 1, got {value}")
