@@ -8,7 +8,6 @@ from hypothesis import settings
 import fluent_executors.pytest_plugin
 from fluent_executors import _scheduler
 
-
 # No hypothesis test is timed: its default deadline (200 ms an example) is a speed
 # assertion, which a loaded machine fails (speed is the benchmarks' business).
 settings.register_profile("fluent-executors", deadline=None)

@@ -131,3 +131,65 @@ def test_the_process_pool_refuses_a_non_callable_at_submit() -> None:
 def test_retry_policy_jitter_must_be_a_bool(jitter: Any) -> None:
     with pytest.raises(TypeError, match=r"^jitter must be a bool"):
         ExceptionRetryPolicy(jitter=jitter)
+
+
+# A wrong keyword to a method of the facade or a with_* method: the TypeError names
+# the method called, not the constructor it passes its arguments to.
+WRONG_KEYWORDS: dict[str, Callable[[], object]] = {
+    "FluentExecutor.with_retry": lambda: Executors.sync().with_retry(max_attemps=3),
+    "Executors.with_retry": lambda: Executors.with_retry(
+        Executors.sync(), max_attemps=3
+    ),
+    "BoundCallable.with_retry": lambda: Executors.bind(
+        Executors.sync(), int
+    ).with_retry(max_attemps=3),
+    "Executors.with_timeout": lambda: Executors.with_timeout(
+        Executors.sync(), 1.0, max_attemps=3
+    ),
+    "BoundCallable.with_timeout": lambda: Executors.bind(
+        Executors.sync(), int
+    ).with_timeout(1.0, max_attemps=3),
+    "Executors.with_poll": lambda: Executors.with_poll(
+        Executors.sync(), print, max_attemps=3
+    ),
+    "Executors.thread_pool": lambda: Executors.thread_pool(max_attemps=3),
+    "Executors.process_pool": lambda: Executors.process_pool(max_attemps=3),
+    "Executors.sync": lambda: Executors.sync(max_attemps=3),
+}
+
+
+@pytest.mark.parametrize("method", WRONG_KEYWORDS)
+def test_a_wrong_keyword_names_the_method_called(method: str) -> None:
+    expected = f"{method}() got an unexpected keyword argument 'max_attemps'"
+    with pytest.raises(TypeError) as raised:
+        WRONG_KEYWORDS[method]()
+    assert str(raised.value) == expected
+
+
+def test_a_missing_argument_names_the_facade_method() -> None:
+    with pytest.raises(TypeError, match=r"^Executors\.with_timeout\(\) missing 1 "):
+        Executors.with_timeout(Executors.sync())  # type: ignore[call-arg]
+
+
+def test_a_type_error_of_the_arguments_themselves_is_left_as_it_is() -> None:
+    with pytest.raises(TypeError, match=r"^name must be a str"):
+        Executors.with_timeout(Executors.sync(), 1.0, name=3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("pool", ["thread_pool", "process_pool"])
+@pytest.mark.parametrize("value", ["4", 2.5, True])
+def test_a_max_workers_not_an_int_is_refused_by_name(pool: str, value: object) -> None:
+    build = getattr(Executors, pool)
+    with pytest.raises(TypeError, match=r"^max_workers must be an int or None, got "):
+        build(max_workers=value)
+    with pytest.raises(TypeError, match=r"^max_workers must be an int or None, got "):
+        build(value)
+
+
+@pytest.mark.parametrize("pool", ["thread_pool", "process_pool"])
+@pytest.mark.parametrize("value", [0, -1])
+def test_a_max_workers_below_1_is_refused_by_name(pool: str, value: int) -> None:
+    with pytest.raises(
+        ValueError, match=rf"^max_workers must be at least 1, got {value}$"
+    ):
+        getattr(Executors, pool)(max_workers=value)

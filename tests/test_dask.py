@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import os
 import signal
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -568,3 +569,63 @@ def test_bad_cluster_options_are_not_retried(monkeypatch):
     with pytest.raises(TypeError, match="n_wrokers"):
         DaskExecutor(cluster_options={"n_wrokers": 1})
     assert len(attempts) == 1
+
+
+UNGUARDED_SCRIPT = """\
+from fluent_executors import Executors
+
+executor = Executors.dask(cluster_options={"n_workers": 1})
+executor.shutdown()
+"""
+
+
+def test_an_embedded_cluster_started_without_the_main_guard_stops_with_one_error(
+    tmp_path: Path,
+) -> None:
+    """A script that starts the embedded cluster at its top level, without
+    ``if __name__ == "__main__":``, stops at once with one error naming the guard
+    (each spawned worker would run the script again: docs/scaling.rst), rather than
+    starting workers that fail in thousands of lines."""
+    import subprocess
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED_SCRIPT)
+    source = Path(__file__).resolve().parents[1] / "src"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(source), *sys.path])}
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.count("Traceback") == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: an embedded Dask LocalCluster"), last
+    assert f"({script}, line 3)" in last
+    assert 'if __name__ == "__main__":' in last
+
+
+def test_the_main_guard_check_passes_a_call_under_the_guard(tmp_path: Path) -> None:
+    """The check reads the main module's source: a line under the guard passes (the
+    cluster is not started here: the check is called as DaskExecutor calls it)."""
+    import runpy
+
+    script = tmp_path / "guarded.py"
+    script.write_text(
+        "from fluent_executors import dask\n"
+        "if __name__ == '__main__':\n"
+        "    found = dask._unguarded_main_line()\n"
+        "unguarded = dask._unguarded_main_line()\n"
+    )
+    main = sys.modules["__main__"]
+    try:
+        found = runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.modules["__main__"] = main
+    assert found["found"] is None
+    assert found["unguarded"] == f"{script}, line 4"

@@ -108,14 +108,63 @@ def test_demo_polls_every_task_in_far_fewer_requests_than_tasks(
 def test_main_prints_the_summary_and_exits_0(
     publish: ModuleType, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert publish.main(["--tasks", "20", *QUICK_TASKS]) == 0
+    arguments = ["--tasks", "20", "--seed", "2", "--search-503-rate", "0.5"]
+    assert publish.main([*arguments, "--publish-503-rate", "0.5", *QUICK_TASKS]) == 0
 
     output = capsys.readouterr().out
-    assert output.startswith("20 tasks in ")
-    assert " cancelled, 0 timed out, 0 lost.\n" in output
-    assert " failed polls absorbed by the poll retry policy " in output
-    assert " retries, after " in output
-    assert "HTTP requests, counted by the service:" in output
+    summary = output[output.index("20 tasks in ") :]
+    assert max(len(line) for line in summary.splitlines()) <= 88
+    assert " cancelled, 0 timed out, 0 lost.\n" in summary
+    assert "\nPublishing: " in summary
+    assert "\nPolling with searches: " in summary
+    assert "\nHTTP requests, counted by the service:\n" in summary
+    flat = " ".join(summary.split())  # unwrapped
+    assert (
+        " lost: a future still pending after the executor's shutdown; there is "
+        "none. " in flat
+    )
+    assert " the retry executor sent " in flat
+    assert " the poll retry policy absorbed " in flat
+
+
+def test_the_summary_says_in_words_what_failed(
+    publish: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert publish.main(["--tasks", "5", "--failure-rate", "1", *QUICK_TASKS]) == 0
+
+    summary = " ".join(capsys.readouterr().out.split())  # unwrapped
+    assert " 0 finished, 5 failed, " in summary
+    assert (
+        "failed: 5 with TaskFailed, the tasks that the service failed on purpose "
+        "(--failure-rate)." in summary
+    )
+
+
+def test_the_status_run_prints_only_what_applies_to_it(
+    publish: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arguments = ["--tasks", "20", "--poll", "status", "--search-503-rate", "1"]
+    assert publish.main([*arguments, *QUICK_TASKS]) == 0
+
+    output = capsys.readouterr().out
+    summary = output[output.index("20 tasks in ") :]
+    assert "Polling with one GET /tasks/<task_id> per task and poll: " in summary
+    assert "search" not in summary  # no searches made, none counted
+    assert "absorbed" not in summary  # no failed poll to absorb
+
+
+def test_without_a_terminal_the_demo_prints_a_progress_line_while_it_waits(
+    publish: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Under pytest, as under nox, the standard streams are no terminal: no bar.
+    assert publish.main(["--tasks", "20", *QUICK_TASKS]) == 0
+
+    output = capsys.readouterr()
+    progress = [line for line in output.out.splitlines() if " tasks ended, " in line]
+    assert progress
+    assert progress[-1] == "  20 of 20 tasks ended, 0 still pending"
+    assert output.out.index(progress[-1]) < output.out.index("20 tasks in ")
+    assert "task/s" not in output.err  # no tqdm bar
 
 
 def test_cancel_after_cancels_the_remote_tasks_through_delete(

@@ -22,3 +22,11 @@ def test_every_public_name_is_documented_in_the_api_reference() -> None:
         for name in DIRECTIVE.findall(page.read_text())
     }
     assert sorted(set(fluent_executors.__all__) - documented) == []
+
+
+def test_no_page_of_the_docs_is_over_6000_words() -> None:
+    """A page a reader takes in at one sitting (``wc -w``): a longer one is split,
+    as the demo's part of the poll page was (docs/poll-demo.rst)."""
+    pages = API.parent.glob("*.rst")
+    words = {page.name: len(page.read_text().split()) for page in pages}
+    assert {name: n for name, n in words.items() if n > 6000} == {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +115,32 @@ def test_a_submodule_is_an_attribute_of_the_package_once_looked_up() -> None:
         "fe._proxy.ProxyFuture.__name__, hasattr(fe, 'no_such_module'))"
     )
     assert run_python(code) == "f_map PollExecutor ProxyFuture False"
+
+
+def test_the_version_is_the_changelogs_top_section_and_newest_versionadded() -> None:
+    """``__version__`` is the next release: the top section of CHANGELOG.rst; no
+    ``versionadded`` marker names a later one or 0.1.0, the first release; and the
+    install instructions name its wheel."""
+    root = Path(__file__).resolve().parents[1]
+    changelog = (root / "CHANGELOG.rst").read_text()
+    top = re.search(r"^(\S+) - .+\n-{3,}$", changelog, re.MULTILINE)
+    assert top is not None
+    assert top.group(1) == fluent_executors.__version__
+
+    def release(text: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in text.split("."))
+
+    pages = [*root.glob("src/**/*.py"), *root.glob("docs/**/*.rst")]
+    markers = {
+        marker
+        for page in pages
+        for marker in re.findall(r"versionadded:: (\S+)", page.read_text())
+    }
+    assert markers
+    wheel = f"fluent_executors-{fluent_executors.__version__}-py3-none-any.whl"
+    for page in ("README.rst", "docs/index.rst"):  # how to install a built wheel
+        assert wheel in (root / page).read_text(), page
+    assert all(
+        release("0.1.0") < release(marker) <= release(fluent_executors.__version__)
+        for marker in markers
+    ), markers

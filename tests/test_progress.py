@@ -57,5 +57,7 @@ def test_without_tqdm_it_raises_import_error_naming_the_extra(
 
     monkeypatch.setattr(builtins, "__import__", no_tqdm)
 
-    with pytest.raises(ImportError, match=r"fluent-executors\[progress\]"):
+    with pytest.raises(
+        ImportError, match=r"pip install '\.\[progress\]' in a checkout"
+    ):
         progress([f_return(1)])

@@ -35,6 +35,8 @@ import concurrent.futures
 import functools
 import logging
 import math
+import sys
+import textwrap
 import threading
 import time
 from collections import Counter
@@ -368,37 +370,90 @@ class Summary:
     counted_by: Literal["client", "service"] = "client"
 
     def report(self) -> str:
-        """Return the summary as text for people."""
-        failed = f"{self.failed:,} failed"
-        if self.failures:
-            kinds = ", ".join(f"{name}: {n:,}" for name, n in self.failures.items())
-            failed += f" ({kinds})"
-        lines = [
+        """Return the summary as text for people: what happened to the futures, in
+        words, then what this run's kind of polling took; only what applies to it."""
+        outcome = [
             f"{self.tasks:,} tasks in {self.wall_time:.1f} s: {self.finished:,} "
-            f"finished, {failed}, {self.cancelled:,} cancelled, {self.timed_out:,} "
-            f"timed out, {self.lost:,} lost.",
-            f"{self.retries:,} retries, after {self.publish_503s:,} publish requests "
-            "answered 503 Service Unavailable.",
-            f"{self.poll_errors_absorbed:,} failed polls absorbed by the poll retry "
-            f"policy ({self.search_503s:,} searches answered 503 + Retry-After): no "
-            "future failed because of them.",
-            f"HTTP requests, counted by the {self.counted_by}:",
-            *(f"  {endpoint:<28}{n:>8,}" for endpoint, n in self.requests.items()),
+            f"finished, {self.failed:,} failed, {self.cancelled:,} cancelled, "
+            f"{self.timed_out:,} timed out, {self.lost:,} lost.",
         ]
-        if self.poll == "search":
-            lines += [
-                f"Polling checked {self.status_checks:,} task states in "
-                f"{self.requests[SEARCH]:,} searches of at most {MAX_SEARCH} ids; "
-                f"one {STATUS} per task",
-                f"and poll would have taken {self.status_checks:,} requests.",
-            ]
-        else:
-            lines.append(
-                f"Polling checked {self.status_checks:,} task states with as many "
-                f"{STATUS} requests, up to {STATUS_REQUESTS_AT_ONCE} at once on the "
-                "poll thread."
+        for name, n in self.failures.items():
+            meaning = _FAILURES.get(name, "see the exception's message")
+            outcome.append(f"  failed: {n:,} with {name}, {meaning}.")
+        if self.cancelled:
+            outcome.append(
+                f"  cancelled: {self.cancelled:,} still pending after --cancel-after, "
+                "cancelled with their tasks (DELETE)."
             )
+        if self.timed_out:
+            outcome.append(
+                f"  timed out: {self.timed_out:,} not done within --timeout, "
+                "cancelled by the timeout executor with their tasks (DELETE)."
+            )
+        outcome.append(
+            "  lost: a future still pending after the executor's shutdown; "
+            + ("there is none." if not self.lost else f"{self.lost:,}: a bug.")
+        )
+        if self.publish_503s:
+            outcome.append(
+                f"Publishing: {self.publish_503s:,} publish requests answered 503 "
+                f"Service Unavailable; the retry executor sent {self.retries:,} of "
+                "them again."
+            )
+        if self.poll == "search":
+            outcome.append(
+                f"Polling with searches: {self.status_checks:,} task states checked "
+                f"in {self.requests[SEARCH]:,} searches of at most {MAX_SEARCH} ids; "
+                f"one {STATUS} per task and poll would have taken "
+                f"{self.status_checks:,} requests."
+            )
+            if self.search_503s or self.poll_errors_absorbed:
+                outcome.append(
+                    f"  {self.search_503s:,} searches answered 503 with Retry-After: "
+                    f"the poll retry policy absorbed {self.poll_errors_absorbed:,} "
+                    "failed polls (their futures stayed pending and were polled "
+                    "again)."
+                )
+        else:
+            outcome.append(
+                f"Polling with one {STATUS} per task and poll: "
+                f"{self.status_checks:,} task states checked, up to "
+                f"{STATUS_REQUESTS_AT_ONCE} requests at once on the poll thread."
+            )
+            if self.poll_errors_absorbed:
+                outcome.append(
+                    f"  the poll retry policy absorbed {self.poll_errors_absorbed:,} "
+                    "failed polls (their futures stayed pending and were polled "
+                    "again)."
+                )
+        lines = []
+        for text in outcome:  # each wrapped, its next lines indented 2 more
+            indent = " " * (len(text) - len(text.lstrip()))
+            lines += textwrap.wrap(
+                text.lstrip(),
+                REPORT_WIDTH,
+                initial_indent=indent,
+                subsequent_indent=indent + "  ",
+                break_on_hyphens=False,
+            )
+        lines.append(f"HTTP requests, counted by the {self.counted_by}:")
+        lines += [
+            f"  {endpoint:<28}{n:>8,}" for endpoint, n in self.requests.items() if n
+        ]
         return "\n".join(lines)
+
+
+REPORT_WIDTH = 88
+"""The width of the summary's lines."""
+
+
+# What a failure of each kind means, for the summary.
+_FAILURES = {
+    "TaskFailed": "the tasks that the service failed on purpose (--failure-rate)",
+    "ServiceUnavailable": (
+        f"publish requests answered 503 at all {PUBLISH_ATTEMPTS} attempts"
+    ),
+}
 
 
 def publish_all(
@@ -519,8 +574,9 @@ def _wait_for(
     cancel_after: float | None,
     retry_interval: float,
 ) -> set[Future[PublishedTask]]:
-    """Wait for every future to end, showing progress; after ``cancel_after``
-    seconds, cancel those still pending.
+    """Wait for every future to end, showing progress: a bar on a terminal, else
+    (under nox, in a log) a line every :data:`PROGRESS_EVERY` seconds; after
+    ``cancel_after`` seconds, cancel those still pending.
 
     Returns:
         The futures that this function cancelled.
@@ -528,19 +584,13 @@ def _wait_for(
     pending = set(futures)
     cancelled: set[Future[PublishedTask]] = set()
     timeout = cancel_after
+    bar = sys.stderr.isatty()  # where tqdm draws
     while pending:
-        # One bar across the rounds: each round's bar starts where the last one ended.
-        done_so_far = len(futures) - len(pending)
         try:
-            for future in progress(
-                pending,
-                timeout,
-                total=len(futures),
-                initial=done_so_far,
-                unit="task",
-                disable=None,
-            ):
-                pending.remove(future)
+            if bar:
+                _wait_with_bar(pending, timeout, len(futures))
+            else:
+                _wait_with_lines(pending, timeout, len(futures))
         except concurrent.futures.TimeoutError:
             for future in pending:
                 # (One that its timeout has cancelled is not ours to count.)
@@ -550,6 +600,48 @@ def _wait_for(
             # (there is no task to cancel yet): try again shortly.
             timeout = retry_interval
     return cancelled
+
+
+PROGRESS_EVERY = 1.0
+"""Seconds between two progress lines, where no progress bar can be drawn."""
+
+
+def _wait_with_bar(
+    pending: set[Future[PublishedTask]], timeout: float | None, total: int
+) -> None:
+    """Remove the futures of ``pending`` as they end, counted by a tqdm bar of
+    ``total`` (one bar across calls: it starts where the last one ended).
+
+    Raises:
+        concurrent.futures.TimeoutError: some are pending after ``timeout`` s.
+    """
+    for future in progress(
+        set(pending), timeout, total=total, initial=total - len(pending), unit="task"
+    ):
+        pending.remove(future)
+
+
+def _wait_with_lines(
+    pending: set[Future[PublishedTask]], timeout: float | None, total: int
+) -> None:
+    """Remove the futures of ``pending`` as they end, printing how many of
+    ``total`` have ended every :data:`PROGRESS_EVERY` seconds and at the end.
+
+    Raises:
+        concurrent.futures.TimeoutError: some are pending after ``timeout`` s.
+    """
+    deadline = math.inf if timeout is None else time.monotonic() + timeout
+    while pending:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise concurrent.futures.TimeoutError
+        done, _ = concurrent.futures.wait(pending, min(left, PROGRESS_EVERY))
+        pending -= done
+        print(
+            f"  {total - len(pending):,} of {total:,} tasks ended, "
+            f"{len(pending):,} still pending",
+            flush=True,
+        )
 
 
 def _outcome(

@@ -85,7 +85,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
     from .throttle import ThrottleCount, ThrottleExecutor
     from .timeout import TimeoutExecutor
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the next release: the top of CHANGELOG.rst
 
 __all__ = [
     "AsyncioExecutor",

@@ -108,15 +108,81 @@ class FluentExecutor(Executor, Generic[R]):
         return self._counts.stats()
 
     def _repr_fields(self) -> dict[str, object]:
-        """The key parameters that :func:`repr` shows, after the name; a wrapper's
-        ends with its delegate."""
+        """This executor's own key parameters, which :meth:`describe` shows after
+        its name."""
         return {}
 
+    def _wrapped(self) -> Executor | None:
+        """The executor this one wraps (its delegate); ``None`` for a base
+        executor (a pool, a remote engine)."""
+        return None
+
+    def _shut_down(self) -> bool:
+        """Whether this executor has been shut down."""
+        return bool(getattr(self, "_is_shutdown", False))
+
+    def _layers(self) -> list[Executor]:
+        """This executor and those it wraps, outermost first."""
+        layers: list[Executor] = []
+        executor: Executor | None = self
+        while executor is not None:
+            layers.append(executor)
+            executor = (
+                executor._wrapped() if isinstance(executor, FluentExecutor) else None
+            )
+        return layers
+
     def __repr__(self) -> str:
-        """``<Kind name='...' key=value ... delegate=<...>>``: which chain this is,
-        for a log line or a debugger."""
-        fields = "".join(f" {k}={v!r}" for k, v in self._repr_fields().items())
-        return f"<{type(self).__name__} name={self.name!r}{fields}>"
+        """``<RetryExecutor name='jobs' <- TimeoutExecutor <- ThreadPoolExecutor>``:
+        the kind of each layer of the chain, outermost first, short enough for a
+        log line (see :ref:`reprs <guide-repr>`).
+
+        The name is given once, for the outermost layer, and again for a layer whose
+        name differs; ``(shut down)`` follows a layer that is shut down (and with
+        it, every layer it wraps). :meth:`describe` shows every layer's parameters.
+        """
+        parts = []
+        outer_shut_down = False
+        for layer in self._layers():
+            text = type(layer).__name__
+            if isinstance(layer, FluentExecutor):
+                if layer is self or layer.name != self.name:
+                    text += f" name={layer.name!r}"
+                shut_down = layer._shut_down()
+                if shut_down and not outer_shut_down:
+                    text += " (shut down)"
+                outer_shut_down = shut_down
+            parts.append(text)
+        return f"<{' <- '.join(parts)}>"
+
+    def describe(self) -> str:
+        """The whole chain, one layer per line, outermost first: each layer's kind,
+        name and key parameters, and ``(shut down)`` for each one shut down. The
+        long form of ``repr()``, for a debugger or a bug report (see
+        :ref:`reprs <guide-repr>`)::
+
+            RetryExecutor name='jobs' retry_policy=ExceptionRetryPolicy(...)
+              <- TimeoutExecutor name='jobs' timeout=600.0
+              <- ThreadPoolExecutor name='jobs' max_workers=4
+
+        Returns:
+            The description (``str``); an executor of another library in the chain
+            is shown by its own ``repr()``.
+
+        .. versionadded:: 0.2.0
+        """
+        lines: list[str] = []
+        for layer in self._layers():
+            if isinstance(layer, FluentExecutor):
+                fields = "".join(
+                    f" {key}={value!r}" for key, value in layer._repr_fields().items()
+                )
+                state = " (shut down)" if layer._shut_down() else ""
+                text = f"{type(layer).__name__} name={layer.name!r}{fields}{state}"
+            else:
+                text = repr(layer)
+            lines.append(f"  <- {text}" if lines else text)
+        return "\n".join(lines)
 
     def _chain_name(self, name: str | None) -> str:
         """The name of a wrapper built on this executor: ``name``, else this one's.
@@ -173,10 +239,18 @@ class FluentExecutor(Executor, Generic[R]):
         Returns:
             A ``RetryExecutor[R]``: its futures have this executor's result type.
         """
+        from ._errors import called_as
         from .retry import RetryExecutor
 
-        return RetryExecutor(
-            self, retry_policy, logger, self._chain_name(name), **kwargs
+        # (Its keywords other than these go to the ExceptionRetryPolicy it makes.)
+        return called_as(
+            "FluentExecutor.with_retry",
+            RetryExecutor,
+            self,
+            retry_policy,
+            logger,
+            self._chain_name(name),
+            **kwargs,
         )
 
     def with_timeout(

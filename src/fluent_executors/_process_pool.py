@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._counts import open_counts
 from ._wrapper import check_name
-from .pools import _LibraryPool
+from .pools import _LibraryPool, check_max_workers
 
 if TYPE_CHECKING:
     from ._stats import ExecutorStats
@@ -37,11 +37,14 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
         kwargs: keyword arguments of the standard class.
 
     Raises:
-        TypeError: ``name`` is not a ``str``; see the standard class for the rest.
+        TypeError: ``name`` is not a ``str``, or ``max_workers`` is not an ``int``
+            (nor ``None``); see the standard class for the rest.
+        ValueError: ``max_workers`` is less than 1.
     """
 
     def __init__(self, *args: Any, name: str = "default", **kwargs: Any) -> None:
         check_name(name)
+        check_max_workers(args, kwargs)
         self._name = name
         super().__init__(*args, **kwargs)
         self._counts = open_counts(self, "processpool", name)

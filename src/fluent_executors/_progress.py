@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from ._errors import install_hint
+
 __all__ = ["progress"]
 
 T = TypeVar("T")
@@ -26,7 +28,7 @@ def progress(
         for future in progress(futures, desc="publishing", unit="task"):
             handle(future.result())
 
-    Needs the ``progress`` extra (``pip install 'fluent-executors[progress]'``).
+    Needs the ``progress`` extra (``pip install '.[progress]'`` in a checkout).
 
     Args:
         futures: the futures to wait for, any :class:`concurrent.futures.Future`
@@ -51,8 +53,8 @@ def progress(
         from tqdm import tqdm
     except ImportError as error:
         raise ImportError(
-            "fluent_executors.progress() draws its bar with tqdm: install it with "
-            "pip install 'fluent-executors[progress]'"
+            "fluent_executors.progress() draws its bar with tqdm: "
+            + install_hint("progress")
         ) from error
     pending = list(dict.fromkeys(futures))
     options: dict[str, Any] = {"total": len(pending), "unit": "future"}

@@ -160,6 +160,9 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
         )
         self._kind = kind
 
+    def _shut_down(self) -> bool:
+        return self._closed
+
     def _open_metrics(self) -> None:
         """Start counting, for :meth:`stats` and the metrics; called at the end of
         the subclass's ``__init__``, once connected, so that a failed connection is

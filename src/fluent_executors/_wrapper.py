@@ -15,6 +15,7 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from . import _scheduler
 from ._counts import open_counts
+from ._errors import called_as
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
 
@@ -92,12 +93,17 @@ def name_of(executor: Executor, name: str | None = None) -> str:
     return name if isinstance(name, str) else "default"
 
 
-def wrapping(cls: type[Any], method: str) -> Callable[..., Any]:
+def wrapping(
+    cls: type[Any], method: str, owner: str = "Executors"
+) -> Callable[..., Any]:
     """The ``with_*`` method ``method`` of the facade and of ``BoundCallable``, for
     the wrapper class ``cls``: ``cls``'s constructor, except that ``name``
     (positional or keyword), when not given or ``None``, is the delegate's
-    (:func:`name_of`). Its signature is ``cls``'s (``__wrapped__``): each wrapper's
-    parameters are written once, on its class."""
+    (:func:`name_of`), and that a wrong keyword argument's ``TypeError`` names
+    ``<owner>.<method>()`` (:func:`~fluent_executors._errors.called_as`). Its
+    signature is ``cls``'s (``__wrapped__``): each wrapper's parameters are written
+    once, on its class."""
+    called = f"{owner}.{method}"
     code = cls.__init__.__code__
     positional = code.co_varnames[: code.co_argcount]  # self, delegate, ...
     at = positional.index("name") - 2 if "name" in positional else len(positional)
@@ -107,7 +113,7 @@ def wrapping(cls: type[Any], method: str) -> Callable[..., Any]:
             args = (*args[:at], name_of(delegate, args[at]), *args[at + 1 :])
         else:
             kwargs["name"] = name_of(delegate, kwargs.get("name"))
-        return cls(delegate, *args, **kwargs)
+        return called_as(called, cls, delegate, *args, **kwargs)
 
     kind = cls.__name__
     with_x.__name__ = method
@@ -317,11 +323,14 @@ class DelegatingExecutor(FluentExecutor[R]):
             self._counts.metrics.close()
 
     def _repr_fields(self) -> dict[str, object]:
-        return {**self._wrapper_fields(), "delegate": self._delegate}
+        return self._wrapper_fields()
 
     def _wrapper_fields(self) -> dict[str, object]:
-        """This wrapper's own key parameters, for :func:`repr`."""
+        """This wrapper's own key parameters, for ``describe()``."""
         return {}
+
+    def _wrapped(self) -> Executor:
+        return self._delegate
 
     @property
     def delegate(self) -> Executor:

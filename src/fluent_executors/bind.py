@@ -38,7 +38,11 @@ class _Rewrapping(Generic[Q]):
     def __init__(
         self, wrapper: Callable[Concatenate[Executor, Q], Executor], method: str
     ) -> None:
-        self._wrap: Callable[..., Executor] = wrapping(wrapper, method)  # type: ignore[arg-type]
+        self._wrap: Callable[..., Executor] = wrapping(
+            wrapper,  # type: ignore[arg-type]
+            method,
+            "BoundCallable",
+        )
 
     @overload
     def __get__(self, bound: None, owner: type[Any]) -> Callable[..., Executor]: ...

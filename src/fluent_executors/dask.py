@@ -8,6 +8,7 @@ from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from ._errors import install_hint
 from ._remote import RemoteExecutor
 
 if TYPE_CHECKING:
@@ -43,8 +44,7 @@ def _import_distributed() -> Any:
         import distributed
     except ImportError as error:
         raise ImportError(
-            "DaskExecutor needs Dask's distributed scheduler: "
-            "pip install 'fluent-executors[dask]'"
+            f"DaskExecutor needs Dask's distributed scheduler: {install_hint('dask')}"
         ) from error
     return distributed
 
@@ -130,7 +130,11 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
         OSError: the scheduler at ``address`` cannot be reached.
         RuntimeError: the embedded ``LocalCluster`` could not be started, or its
             workers did not come up within 60 s, three times in a row (the message
-            names the last cause; each failure is logged at ``WARNING``).
+            names the last cause; each failure is logged at ``WARNING``); or its
+            worker processes would start clusters of their own: the embedded
+            cluster is started from the top level of the main module, outside an
+            ``if __name__ == "__main__":`` guard (each spawned worker runs that
+            module again), which is checked before anything is started.
     """
 
     def __init__(
@@ -175,6 +179,8 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
                 "dashboard_address": ":0",
                 **options.get("scheduler_kwargs", {}),
             }
+        if options["processes"]:
+            _check_main_guard()
         for attempt in range(1, CLUSTER_START_ATTEMPTS + 1):
             try:
                 return self._start_cluster(dist, options)
@@ -308,8 +314,75 @@ class DaskExecutor(RemoteExecutor["distributed.Future[Any]"]):
         if self._cluster is not None:
             self._cluster.close()
 
-    def __repr__(self) -> str:
-        return f"<DaskExecutor {self.name!r} client={self._client!r}>"
+    def _repr_fields(self) -> dict[str, object]:
+        return {"client": self._client}
+
+
+def _check_main_guard() -> None:
+    """Refuse to start an embedded cluster of worker processes from the top level
+    of the main module outside an ``if __name__ == "__main__":`` guard.
+
+    The workers are started with ``spawn``, and each imports the main module again:
+    unguarded, the call would run in every worker, each starting a cluster of its
+    own, and fail in thousands of lines of tracebacks. Checked here instead: in the
+    parent, the main module's top-level line that led to this call is read from its
+    source (no source: no check); in a spawned process that is still importing the
+    main module (``multiprocessing``'s bootstrap phase), the start is refused too.
+
+    Raises:
+        RuntimeError: naming the guard, and the line of the main module.
+    """
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise RuntimeError(_GUARD_MISSING.format(where="the main module"))
+    where = _unguarded_main_line()
+    if where is not None:
+        raise RuntimeError(_GUARD_MISSING.format(where=where))
+
+
+_GUARD_MISSING = (
+    "an embedded Dask LocalCluster starts its worker processes with 'spawn', and "
+    "each of them runs the main module again: this one starts the cluster at its "
+    "top level ({where}), outside an 'if __name__ == \"__main__\":' guard, so every "
+    "worker would start a cluster of its own. Put the code that creates the "
+    "executor under 'if __name__ == \"__main__\":' (see docs/scaling.rst), or pass "
+    "cluster_options={{'processes': False}} for worker threads."
+)
+
+
+def _unguarded_main_line() -> str | None:
+    """``"<file>, line <n>"``: the line at the top level of the ``__main__`` module
+    that led to this call, if it is outside every ``if __name__ == "__main__":``
+    block; ``None`` if it is inside one, or there is no such line or no source."""
+    import ast
+    import sys
+
+    main = sys.modules.get("__main__")
+    frame = sys._getframe(1)
+    while frame is not None and not (
+        main is not None
+        and frame.f_globals is vars(main)
+        and frame.f_code.co_name == "<module>"
+    ):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return None
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    try:
+        with open(filename, "rb") as source:
+            tree = ast.parse(source.read(), filename)
+    except (OSError, SyntaxError, ValueError):
+        return None  # no source to read (python -c, an interactive session)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.If)
+            and "__name__" in ast.unparse(node.test)
+            and "__main__" in ast.unparse(node.test)
+            and node.body[0].lineno <= line <= (node.body[-1].end_lineno or line)
+        ):
+            return None
+    return f"{filename}, line {line}"
 
 
 def _check_arguments(

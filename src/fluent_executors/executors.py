@@ -63,9 +63,33 @@ class _OnFirstUse:
         from ._wrapper import wrapping
 
         cls = getattr(importlib.import_module(self._module, __package__), self._cls)
-        method = wrapping(cls, self._name) if self._wrap else cls
+        method = wrapping(cls, self._name) if self._wrap else _building(cls, self._name)
         setattr(self._owner or owner, self._name, staticmethod(method))
         return method
+
+
+def _building(cls: type[Any], method: str) -> Callable[..., Any]:
+    """The facade's method ``method`` that builds a ``cls``: its constructor, whose
+    ``TypeError`` for a wrong keyword argument names ``Executors.<method>()``. Its
+    signature is ``cls``'s (``__wrapped__``)."""
+    from ._errors import called_as
+
+    called = f"Executors.{method}"
+
+    def build(*args: Any, **kwargs: Any) -> Any:
+        return called_as(called, cls, *args, **kwargs)
+
+    build.__name__ = method
+    build.__qualname__ = called
+    build.__wrapped__ = cls  # type: ignore[attr-defined]  # its signature
+    kind = cls.__name__
+    build.__doc__ = f"""Return a new :class:`~fluent_executors.{kind}`.
+
+        ``Executors.{method}(...)`` is ``{kind}(...)``: the same arguments, in the
+        same order (see :class:`~fluent_executors.{kind}`), except that a wrong
+        keyword argument's ``TypeError`` names ``Executors.{method}()``.
+        """
+    return build
 
 
 class Executors:
@@ -106,9 +130,12 @@ class Executors:
                 TypeError: ``name`` is not a ``str``.
                 ValueError: ``max_workers`` is not positive.
             """
+            from ._errors import called_as
             from .pools import ThreadPoolExecutor
 
-            return ThreadPoolExecutor(*args, name=name, **kwargs)
+            return called_as(
+                "Executors.thread_pool", ThreadPoolExecutor, *args, name=name, **kwargs
+            )
 
         @staticmethod
         def process_pool(
@@ -124,9 +151,16 @@ class Executors:
                 TypeError: ``name`` is not a ``str``.
                 ValueError: ``max_workers`` is not positive.
             """
+            from ._errors import called_as
             from ._process_pool import ProcessPoolExecutor
 
-            return ProcessPoolExecutor(*args, name=name, **kwargs)
+            return called_as(
+                "Executors.process_pool",
+                ProcessPoolExecutor,
+                *args,
+                name=name,
+                **kwargs,
+            )
 
     if TYPE_CHECKING:
         # Type checkers see the constructors (their overloads give a wrapper of a

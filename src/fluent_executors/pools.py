@@ -34,6 +34,25 @@ def _run_counted(
         counts.running -= 1
 
 
+def check_max_workers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Check the ``max_workers`` among the arguments of a standard pool (its first
+    positional or keyword argument): ``None`` or a positive ``int``.
+
+    Raises:
+        TypeError: ``max_workers`` is not an ``int`` (nor ``None``).
+        ValueError: ``max_workers`` is less than 1.
+    """
+    value = args[0] if args else kwargs.get("max_workers")
+    if value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(
+            f"max_workers must be an int or None, got {type(value).__name__} {value!r}"
+        )
+    if value < 1:
+        raise ValueError(f"max_workers must be at least 1, got {value}")
+
+
 class _LibraryPool(FluentExecutor[SameResult]):
     """What both pools add to the standard ones: stats and metrics, and the library's
     futures.
@@ -72,6 +91,10 @@ class _LibraryPool(FluentExecutor[SameResult]):
 
     def _repr_fields(self) -> dict[str, object]:
         return {"max_workers": getattr(self, "_max_workers", None)}
+
+    def _shut_down(self) -> bool:
+        # The standard thread pool's flag, or the process pool's.
+        return bool(getattr(self, "_shutdown", getattr(self, "_shutdown_thread", 0)))
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """Shut down the pool, as the standard one does.
@@ -211,8 +234,9 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
         name: the executor's name, passed down the chains built on it.
 
     Raises:
-        TypeError: ``name`` is not a ``str``; see the standard class for the rest.
-        ValueError: ``max_workers`` is not positive.
+        TypeError: ``name`` is not a ``str``, or ``max_workers`` is not an ``int``
+            (nor ``None``); see the standard class for the rest.
+        ValueError: ``max_workers`` is less than 1.
     """
 
     if TYPE_CHECKING:
@@ -231,6 +255,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
 
         def __init__(self, *args, name="default", **kwargs):
             check_name(name)
+            check_max_workers(args, kwargs)
             self._name = name
             if len(args) < 2 and "thread_name_prefix" not in kwargs:
                 kwargs["thread_name_prefix"] = f"fluent-executors-{name}"

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
+from ._errors import install_hint
 from ._remote import RemoteExecutor
 from ._wrapper import check_logger, check_name
 
@@ -23,9 +24,7 @@ def _import_ray() -> Any:
     try:
         return importlib.import_module("ray")
     except ImportError as error:
-        raise ImportError(
-            "RayExecutor needs Ray: pip install 'fluent-executors[ray]'"
-        ) from error
+        raise ImportError(f"RayExecutor needs Ray: {install_hint('ray')}") from error
 
 
 def _make_runner() -> Callable[..., Any]:
