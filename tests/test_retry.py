@@ -403,6 +403,8 @@ def test_a_policy_or_hook_that_raises_ends_the_future_with_the_attempts_error(
     assert flaky.calls == 1
     [record] = [r for r in caplog.records if r.name == "fluent_executors.retry"]
     assert record.levelno == logging.ERROR
+    # the first words of more-executors' message, which its users may look for
+    assert record.getMessage().startswith("Exception while evaluating retry policy ")
     assert record.exc_info is not None
     assert str(record.exc_info[1]) in {"policy bug", "hook bug"}
 

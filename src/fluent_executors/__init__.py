@@ -41,6 +41,7 @@ from .executors import Executors
 if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
     from ._errors import TimeoutCancelledError
     from ._fluent import FluentExecutor, SameResult
+    from ._logging import TRACE
     from ._process_pool import ProcessPoolExecutor
     from ._progress import progress
     from ._proxy import ProxyFuture
@@ -86,6 +87,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
 __version__ = "0.1.0"
 
 __all__ = [
+    "TRACE",
     "AsyncioExecutor",
     "BoundCallable",
     "CancelFn",
@@ -145,6 +147,7 @@ __all__ = [
 _DEFERRED = {
     "._errors": ("TimeoutCancelledError",),
     "._fluent": ("FluentExecutor", "SameResult"),
+    "._logging": ("TRACE",),
     "._process_pool": ("ProcessPoolExecutor",),
     "._progress": ("progress",),
     "._proxy": ("ProxyFuture",),

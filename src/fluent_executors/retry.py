@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
+from ._logging import trace
 from ._outstanding import Outstanding
 from ._proxy import ProxyFuture, outcome
 from ._retry_policy import (
@@ -127,7 +128,8 @@ class _RetryFuture(ProxyFuture[T]):
         if delay is None:
             self._try_copy(upstream)
             return
-        self._executor._logger.debug(
+        trace(
+            self._executor._logger,
             "retry executor %r: attempt %d in %.3f s",
             self._executor._name,
             self._attempts + 1,
@@ -167,8 +169,8 @@ class _RetryFuture(ProxyFuture[T]):
         except BaseException as error:  # a future left pending would hang its waiters
             if not (isinstance(error, CancelledError) and upstream.cancelled()):
                 self._executor._logger.exception(
-                    "retry policy %r of retry executor %r raised; the future ends "
-                    "with the outcome of attempt %d",
+                    "Exception while evaluating retry policy %r of retry executor "
+                    "%r; the future ends with the outcome of attempt %d",
                     self._policy,
                     self._executor._name,
                     self._attempts,
