@@ -134,9 +134,11 @@ def test_a_timeout_that_fires_is_a_per_future_record(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     with virtual_time() as clock:
-        with Executors.sync().with_poll(lambda descriptors: 0.01).with_timeout(
-            1.0
-        ) as executor:
+        with (
+            Executors.sync()
+            .with_poll(lambda descriptors: 0.01)
+            .with_timeout(1.0) as executor
+        ):
             timed_out = executor.submit(int, 1)
             plain = f_timeout(Future(), 1.0)
             clock.advance(1.0)  # returns once the timeouts have run, logs included
