@@ -141,6 +141,19 @@ def retry_cancel_from_inside_the_second_attempt(lib: SimpleNamespace) -> str:
 
 
 def retry_cancel_while_the_policy_decides(lib: SimpleNamespace) -> str:
+    return _cancel_while_deciding(lib, lib.Executors.thread_pool(max_workers=1))
+
+
+def retry_cancel_while_the_policy_decides_on_a_sync_delegate(
+    lib: SimpleNamespace,
+) -> str:
+    return _cancel_while_deciding(lib, lib.Executors.sync())
+
+
+def _cancel_while_deciding(lib: SimpleNamespace, delegate: Any) -> str:
+    """A policy that blocks until the test has called ``cancel()``, on a first
+    attempt that fails once ``submit`` has returned (on a pool) or inside it
+    (synchronous)."""
     deciding, release, finish = threading.Event(), threading.Event(), threading.Event()
     attempts: list[int] = []
 
@@ -155,10 +168,12 @@ def retry_cancel_while_the_policy_decides(lib: SimpleNamespace) -> str:
 
     def attempt() -> None:
         attempts.append(1)
-        finish.wait(WAIT)  # done once submit() has returned
+        finish.wait(WAIT)  # on a pool: done once submit() has returned
         raise ValueError(f"attempt {len(attempts)}")
 
-    executor = lib.Executors.thread_pool(max_workers=1).with_retry(Gated())
+    executor = delegate.with_retry(Gated())
+    if "Sync" in type(delegate).__name__:
+        finish.set()  # the attempt runs inside submit()
     future = executor.submit(attempt)
     finish.set()
     deciding.wait(WAIT)
@@ -408,6 +423,7 @@ SCENARIOS: list[Callable[[SimpleNamespace], str]] = [
     retry_cancel_while_an_attempt_runs,
     retry_cancel_from_inside_the_second_attempt,
     retry_cancel_while_the_policy_decides,
+    retry_cancel_while_the_policy_decides_on_a_sync_delegate,
     retry_policy_that_raises,
     throttle_count_0,
     throttle_count_callable_raising_at_construction,
