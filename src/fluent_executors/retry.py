@@ -48,6 +48,10 @@ class _RetryFuture(ProxyFuture[T]):
     """Follows one attempt's future at a time; between attempts it waits on the
     shared scheduler, holding no thread."""
 
+    # The attempt whose decision was handed to a scheduler worker, until it is
+    # taken (_decide_deferred); a class default: most futures never set it.
+    _deferred: Future[Any] | None = None
+
     def __init__(
         self,
         executor: RetryExecutor[Any],
@@ -69,7 +73,6 @@ class _RetryFuture(ProxyFuture[T]):
         # then is decided on in a worker thread of the scheduler (_on_upstream_done).
         # Cleared by the executor's _submit.
         self._in_submit = True
-        self._deferred: Future[Any] | None = None  # an attempt to decide on, deferred
 
     def _submit_attempt(self) -> None:
         """Submit the callable to the delegate once more.
