@@ -372,12 +372,66 @@ def test_f_zip_accepts_the_same_future_twice() -> None:
     assert zipped.result(TIMEOUT) == (4, 4)
 
 
-def test_f_zip_fails_with_the_first_error_and_cancels_the_pending_inputs() -> None:
+def test_f_zip_fails_with_the_first_error_and_leaves_the_other_inputs_alone() -> None:
+    # As in more-executors: another caller may still want the other results.
     pending: Future[int] = Future()
     error = ValueError("boom")
     zipped = f_zip(pending, f_return_error(error))
     assert outcome(zipped) == ("error", error)
-    assert pending.cancelled()
+    assert not pending.done()
+    pending.set_result(1)  # still the caller's to resolve
+
+
+@pytest.mark.parametrize(
+    "combine",
+    [
+        lambda fs: f_zip(*fs),
+        f_sequence,
+        lambda fs: f_traverse(lambda f: f, fs),
+        lambda fs: f_apply(*fs),
+    ],
+    ids=["f_zip", "f_sequence", "f_traverse", "f_apply"],
+)
+def test_an_input_that_fails_later_leaves_the_pending_inputs_alone(
+    combine: Callable[[list[Future[Any]]], Future[Any]],
+) -> None:
+    first, second, third = inputs = [Future(), Future(), Future()]
+    combined = combine(inputs)
+    error = ValueError("first")
+    second.set_exception(error)
+    assert outcome(combined) == ("error", error)
+    assert not first.done()
+    assert not third.done()
+    first.set_result(str)
+    third.set_exception(KeyError("third"))
+    assert outcome(combined) == ("error", error)
+
+
+@pytest.mark.parametrize(
+    "combine",
+    [lambda fs: f_zip(*fs), f_sequence, lambda fs: f_traverse(lambda f: f, fs)],
+    ids=["f_zip", "f_sequence", "f_traverse"],
+)
+def test_an_input_that_is_cancelled_cancels_the_pending_inputs(
+    combine: Callable[[list[Future[Any]]], Future[Any]],
+) -> None:
+    # As in more-executors; the returned future is cancelled too (there it stays
+    # pending for f_sequence and f_traverse).
+    first, second = inputs = [Future(), Future()]
+    combined = combine(inputs)
+    assert first.cancel()
+    assert combined.cancelled()
+    assert second.cancelled()
+
+
+def test_f_apply_leaves_the_pending_inputs_alone_when_an_input_is_cancelled() -> None:
+    # As in more-executors, whose f_apply then stays pending: here it is cancelled.
+    function: Future[Callable[[int], int]] = Future()
+    argument: Future[int] = Future()
+    applied = f_apply(function, argument)
+    assert argument.cancel()
+    assert applied.cancelled()
+    assert not function.done()
 
 
 def test_f_zip_is_cancelled_when_an_input_is() -> None:
@@ -440,7 +494,7 @@ def test_f_traverse_holds_the_results_of_fn_in_item_order() -> None:
     assert f_traverse(lambda s: f_return(s.upper()), "ab").result() == ["A", "B"]
 
 
-def test_f_traverse_fn_that_raises_fails_the_future_and_cancels_earlier_ones() -> None:
+def test_f_traverse_fn_that_raises_fails_the_future_and_leaves_earlier_ones() -> None:
     created: list[Future[int]] = []
     error = RuntimeError("fn broke")
 
@@ -452,7 +506,7 @@ def test_f_traverse_fn_that_raises_fails_the_future_and_cancels_earlier_ones() -
         return future
 
     assert outcome(f_traverse(start, [0, 1, 2, 3])) == ("error", error)
-    assert [f.cancelled() for f in created] == [True, True]
+    assert [f.done() for f in created] == [False, False]  # as in more-executors
 
 
 def test_f_traverse_fn_returning_a_non_future_fails_with_type_error() -> None:

@@ -18,7 +18,7 @@ from wrapper_doubles import (
     raise_,
 )
 
-from fluent_executors import Executors, FlatMapExecutor, MapExecutor
+from fluent_executors import TRACE, Executors, FlatMapExecutor, MapExecutor
 
 
 def double(value: int) -> int:
@@ -93,11 +93,12 @@ def test_fn_that_raises_fails_the_future_and_logs_the_traceback(caplog):
     error = ZeroDivisionError("mapping failed")
     executor = Executors.sync().with_map(lambda value: raise_(error))
 
-    with caplog.at_level(logging.DEBUG, logger="fluent_executors.map"):
+    with caplog.at_level(TRACE, logger="fluent_executors.map"):  # per future: opt-in
         future = executor.submit(double, 1)
 
     assert future.exception() is error
     assert [r.exc_info[1] for r in caplog.records if r.exc_info] == [error]
+    assert [r.levelno for r in caplog.records] == [TRACE]
 
 
 def test_fn_that_raises_base_exception_does_not_kill_the_worker_thread():

@@ -201,6 +201,8 @@ def test_cancel_fn_raising_makes_cancel_return_false_and_logs(make, caplog):
     executor.notify()
     [record] = caplog.records
     assert record.levelno == logging.ERROR
+    # the first words of more-executors' message, which its users may look for
+    assert record.getMessage().startswith("Exception during cancel ")
     assert record.exc_info is not None
     assert isinstance(record.exc_info[1], ConnectionError)
 

@@ -93,7 +93,7 @@ def test_an_async_cancel_function_that_raises_is_logged_and_refuses(
 
         remote.finish.set()
         assert future.result(TIMEOUT) == "done"
-    assert "cancel function of poll executor" in caplog.text
+    assert "Exception during cancel of a future of poll executor" in caplog.text
     assert type(error).__name__ in caplog.text
 
 

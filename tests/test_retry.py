@@ -26,7 +26,7 @@ from fluent_executors import (
 )
 from fluent_executors import retry as retry_module
 from fluent_executors._scheduler import THREAD_NAME, WORKER_THREAD_NAME
-from fluent_executors.testing import virtual_time
+from fluent_executors.testing import ManualExecutor, virtual_time
 
 
 class Flaky:
@@ -50,6 +50,13 @@ class Flaky:
             error = self.error(f"failure {self.calls}")
             self.raised.append(error)
         raise error
+
+
+def after(gate: threading.Event, fn: Any) -> Any:
+    """``fn()`` once ``gate`` is set: an attempt that is not done before ``submit``
+    returns, so that its policy decides in the thread that ends it."""
+    assert gate.wait(5)
+    return fn()
 
 
 class RecordingPolicy(RetryPolicy):
@@ -185,8 +192,10 @@ def test_futures_waiting_for_a_retry_hold_no_thread(pool: ThreadPoolExecutor) ->
         pool, sleep=60.0, before_sleep=lambda *_: waiting.release()
     )
     before = threading.active_count()
+    go = threading.Event()
 
-    futures = [executor.submit(Flaky(failures=1)) for _ in range(50)]
+    futures = [executor.submit(after, go, Flaky(failures=1)) for _ in range(50)]
+    go.set()
 
     for _ in futures:
         assert waiting.acquire(timeout=5)
@@ -403,6 +412,8 @@ def test_a_policy_or_hook_that_raises_ends_the_future_with_the_attempts_error(
     assert flaky.calls == 1
     [record] = [r for r in caplog.records if r.name == "fluent_executors.retry"]
     assert record.levelno == logging.ERROR
+    # the first words of more-executors' message, which its users may look for
+    assert record.getMessage().startswith("Exception while evaluating retry policy ")
     assert record.exc_info is not None
     assert str(record.exc_info[1]) in {"policy bug", "hook bug"}
 
@@ -435,7 +446,9 @@ def test_a_nan_delay_is_refused_and_an_infinite_one_waits_until_cancelled() -> N
     nan = RetryExecutor(SyncExecutor(), DelayPolicy(math.nan)).submit(flaky)
     assert nan.exception(timeout=5) is flaky.raised[0]
 
-    waiting = RetryExecutor(SyncExecutor(), DelayPolicy(math.inf)).submit(Flaky(1))
+    delegate = ManualExecutor()
+    waiting = RetryExecutor(delegate, DelayPolicy(math.inf)).submit(Flaky(1))
+    delegate.finish(0)  # fails; the policy decides here, in this thread
     assert not waiting.done()
     assert waiting.cancel()  # waiting for an attempt that never comes
 
@@ -497,6 +510,28 @@ def test_cancel_while_the_policy_decides_is_refused_and_stops_retrying() -> None
 
         policy.release.set()
         assert future.exception(timeout=5) is raised[0]
+    assert len(raised) == 1
+
+
+def test_a_first_attempt_done_inside_submit_is_decided_on_after_submit_returns() -> (
+    None
+):
+    # As in more-executors, whose policy decides in its own thread: submit()
+    # returns while the policy blocks, and a cancel() then is refused.
+    policy = GatedPolicy()
+    raised: list[BaseException] = []
+
+    def attempt() -> None:
+        raised.append(ValueError("attempt"))
+        raise raised[-1]
+
+    future = RetryExecutor(SyncExecutor(), policy).submit(attempt)  # done inside
+    assert policy.deciding.wait(5)
+
+    assert not future.cancel()
+
+    policy.release.set()
+    assert future.exception(timeout=5) is raised[0]
     assert len(raised) == 1
 
 
@@ -578,7 +613,9 @@ def test_a_done_callback_that_raises_breaks_nothing(pool: ThreadPoolExecutor) ->
 
 def test_cancel_while_waiting_for_a_retry_returns_true_and_stops_the_retries() -> None:
     flaky = Flaky(failures=1)
-    future = RetryExecutor(SyncExecutor(), sleep=60.0).submit(flaky)
+    delegate = ManualExecutor()
+    future = RetryExecutor(delegate, sleep=60.0).submit(flaky)
+    delegate.finish(0)  # fails; the policy decides here, in this thread
 
     assert future.cancel() is True
 
@@ -667,6 +704,7 @@ def test_a_policy_reading_a_cancelled_attempt_does_not_retry_nor_log(
 
     future = RetryExecutor(CancellingDelegate(), ReadsTheException()).submit(str)
 
+    assert wait([future], timeout=5).done == {future}  # decided after submit()
     assert future.cancelled()
     assert caplog.records == []
 
@@ -846,8 +884,10 @@ def test_shutdown_without_wait_shuts_the_delegate_once_the_last_future_is_done()
 
 
 def test_shutdown_with_cancel_futures_cancels_the_futures_waiting_to_retry() -> None:
-    executor = RetryExecutor(SyncExecutor(), sleep=60.0)
+    delegate = ManualExecutor()
+    executor = RetryExecutor(delegate, sleep=60.0)
     future = executor.submit(Flaky(failures=1))
+    delegate.finish(0)  # fails; the policy decides here, in this thread
 
     executor.shutdown(wait=True, cancel_futures=True)
 
@@ -856,7 +896,9 @@ def test_shutdown_with_cancel_futures_cancels_the_futures_waiting_to_retry() -> 
 
 def test_no_scheduler_thread_survives_shutdown(pool: ThreadPoolExecutor) -> None:
     executor = RetryExecutor(pool, sleep=0.01)
-    futures = [executor.submit(Flaky(failures=2)) for _ in range(20)]
+    go = threading.Event()
+    futures = [executor.submit(after, go, Flaky(failures=2)) for _ in range(20)]
+    go.set()
 
     executor.shutdown(wait=True)
 

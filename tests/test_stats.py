@@ -82,9 +82,11 @@ def test_a_sync_executor_counts_a_call_as_running_during_submit() -> None:
 
 
 def test_a_retry_executor_counts_a_future_waiting_for_its_retry_as_pending() -> None:
-    executor = Executors.sync().with_retry(sleep=600.0, max_attempts=3)
+    delegate = ManualExecutor()
+    executor = Executors.with_retry(delegate, sleep=600.0, max_attempts=3)
 
     future = executor.submit(raise_, OSError("flaky"))
+    delegate.finish(0)  # fails; the policy decides here, in this thread
     waiting = executor.stats()
     assert future.cancel()
 

@@ -206,9 +206,9 @@ def test_bad_count_value_is_logged_once_and_the_last_good_value_kept(caplog, bad
 
     assert len(delegate.calls) == 2
     assert [r.getMessage() for r in caplog.records] == [
-        f"count callable of throttle executor 'default' returned {bad!r}, not an "
-        "int >= 0 or None; keeping the limit at 2 (warned once until it "
-        "returns a good value)"
+        f"Error evaluating throttle count via {executor.count!r}: the count callable "
+        f"of throttle executor 'default' returned {bad!r}, not an int >= 0 or None; "
+        "keeping the limit at 2 (warned once until it returns a good value)"
     ]
 
 
@@ -286,6 +286,10 @@ def test_count_callable_that_raises_is_logged_with_traceback_and_ignored(caplog)
     assert len(delegate.calls) == 2
     [record] = caplog.records
     assert isinstance(record.exc_info[1], RuntimeError)
+    # the first words of more-executors' message, which its users may look for
+    assert record.getMessage().startswith(
+        f"Error evaluating throttle count via {count!r}:"
+    )
     delegate.finish(0)
     assert futures[0].result(TIMEOUT) == 0
     assert len(delegate.calls) == 3

@@ -16,6 +16,7 @@ import pytest
 from wrapper_doubles import TIMEOUT
 
 from fluent_executors import (
+    TRACE,
     Executors,
     SyncExecutor,
     ThreadPoolExecutor,
@@ -120,7 +121,7 @@ def test_a_running_future_whose_cancel_is_refused_is_left_to_finish(
 ) -> None:
     handler = EventHandler()
     logger = logging.getLogger("tests.timeout.refused")
-    logger.setLevel(logging.DEBUG)
+    logger.setLevel(TRACE)  # a timeout is logged per future: opt-in
     logger.addHandler(handler)
     started, release = threading.Event(), threading.Event()
 
@@ -336,7 +337,7 @@ def test_a_slow_cancel_function_holds_up_no_other_timer() -> None:
 
 
 def test_a_timed_out_future_raises_timeout_cancelled_error_naming_it(caplog):
-    caplog.set_level(logging.INFO, logger="fluent_executors.timeout")
+    caplog.set_level(TRACE, logger="fluent_executors.timeout")  # per future: opt-in
     with (
         virtual_time() as clock,
         Executors.thread_pool(max_workers=1)
@@ -356,7 +357,7 @@ def test_a_timed_out_future_raises_timeout_cancelled_error_naming_it(caplog):
     with pytest.raises(TimeoutCancelledError):  # exception() raises it too
         future.exception()
     [record] = [r for r in caplog.records if r.name == "fluent_executors.timeout"]
-    assert record.levelno == logging.INFO
+    assert record.levelno == TRACE
     assert "'publisher'" in record.getMessage()
 
 
@@ -388,14 +389,14 @@ def test_the_futures_that_follow_a_timed_out_one_say_so_too():
 
 
 def test_f_timeout_raises_timeout_cancelled_error_and_logs_it(caplog):
-    caplog.set_level(logging.INFO, logger="fluent_executors.futures")
+    caplog.set_level(TRACE, logger="fluent_executors.futures")  # per future: opt-in
     with virtual_time() as clock:
         timed = f_timeout(Future(), 0.01)
         clock.advance(0.01)  # returns once the timeout has run, its log included
 
     with pytest.raises(TimeoutCancelledError, match=r"0\.01 seconds \(f_timeout\)"):
         timed.result(timeout=0)
-    assert [r.levelno for r in caplog.records] == [logging.INFO]
+    assert [r.levelno for r in caplog.records] == [TRACE]
 
 
 def test_timeout_cancelled_error_pickles_and_copies_with_its_fields():

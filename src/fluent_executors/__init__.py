@@ -42,6 +42,7 @@ from .executors import Executors
 if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
     from ._errors import TimeoutCancelledError
     from ._fluent import FluentExecutor, SameResult
+    from ._logging import TRACE
     from ._process_pool import ProcessPoolExecutor
     from ._progress import progress
     from ._proxy import ProxyFuture
@@ -88,6 +89,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
 __version__ = "0.2.0"  # the next release: the top of CHANGELOG.rst
 
 __all__ = [
+    "TRACE",
     "AsyncioExecutor",
     "BoundCallable",
     "CancelFn",
@@ -149,6 +151,7 @@ __all__ = [
 _DEFERRED = {
     "._errors": ("TimeoutCancelledError",),
     "._fluent": ("FluentExecutor", "SameResult"),
+    "._logging": ("TRACE",),
     "._process_pool": ("ProcessPoolExecutor",),
     "._progress": ("progress",),
     "._proxy": ("ProxyFuture",),

@@ -42,6 +42,13 @@ if TYPE_CHECKING:
     from ._retry_policy import RetryPolicy
     from .poll import CancelFn, PollDescriptor, PollFn, _PollFuture
 
+# Logged when a cancel function raises; its first words are those of more-executors'
+# message for the same event, which programs written for it may look for.
+_CANCEL_FN_RAISED = (
+    "Exception during cancel of a future of poll executor %r: its cancel function "
+    "raised; the future is not cancelled"
+)
+
 
 class _Poller:
     """The bookkeeping and the poll thread of one PollExecutor.
@@ -284,11 +291,7 @@ class _Poller:
             self._await_cancel(answer, reply.set_result)
             return reply.result()
         except BaseException as error:
-            self._logger.exception(
-                "cancel function of poll executor %r raised; the future is not "
-                "cancelled",
-                self._name,
-            )
+            self._logger.exception(_CANCEL_FN_RAISED, self._name)
             if must_reraise(error):  # Ctrl-C in a user's thread
                 raise
             return False
@@ -503,11 +506,7 @@ class _Poller:
             try:
                 return bool(await awaitable)
             except BaseException:  # contained: the poll thread serves every future
-                self._logger.exception(
-                    "cancel function of poll executor %r raised; the future is not "
-                    "cancelled",
-                    self._name,
-                )
+                self._logger.exception(_CANCEL_FN_RAISED, self._name)
                 return False
 
         async def run() -> list[bool]:

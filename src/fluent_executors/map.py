@@ -9,6 +9,7 @@ from concurrent.futures import Executor, Future
 from concurrent.futures._base import FINISHED
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, cast, overload
 
+from ._logging import trace
 from ._proxy import ProxyFuture, outcome
 from ._wrapper import WrapperExecutor, check_callable
 
@@ -93,7 +94,8 @@ class _MappingFuture(ProxyFuture[U], Generic[Mapped, U], metaclass=ABCMeta):
         except BaseException as raised:
             # The future carries the error to whoever waits on it, as it would an
             # error of the submitted callable; the log is for diagnosis only.
-            executor._logger.debug(
+            trace(
+                executor._logger,
                 "mapping function of %s %r raised; failing its future",
                 type(executor).__name__,
                 executor.name,

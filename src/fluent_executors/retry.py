@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
+from ._logging import trace
 from ._outstanding import Outstanding
 from ._proxy import ProxyFuture, outcome
 from ._retry_policy import (
@@ -47,6 +48,10 @@ class _RetryFuture(ProxyFuture[T]):
     """Follows one attempt's future at a time; between attempts it waits on the
     shared scheduler, holding no thread."""
 
+    # The attempt whose decision was handed to a scheduler worker, until it is
+    # taken (_decide_deferred); a class default: most futures never set it.
+    _deferred: Future[Any] | None = None
+
     def __init__(
         self,
         executor: RetryExecutor[Any],
@@ -64,6 +69,10 @@ class _RetryFuture(ProxyFuture[T]):
         self._timer: TimerHandle | None = None  # set while waiting for a retry
         self._phase = _SUBMITTING  # guarded by the future's _lock
         self._stopped = False  # cancel() was called: no more attempts
+        # The first attempt is being submitted, by submit(): an attempt done by
+        # then is decided on in a worker thread of the scheduler (_on_upstream_done).
+        # Cleared by the executor's _submit.
+        self._in_submit = True
 
     def _submit_attempt(self) -> None:
         """Submit the callable to the delegate once more.
@@ -117,17 +126,45 @@ class _RetryFuture(ProxyFuture[T]):
                 self._try_resolve(FINISHED, result, None, "add_result")
                 return
         # No lock: to _cancel_hook, an attempt done is as final as one decided on
-        # (it refuses either), and the lock below checks for a cancel again.
+        # (it refuses either), and _decide checks for a cancel again under it.
         self._phase = _DECIDING
-        stopped = self._stopped
-        if stopped:  # cancel() during the attempt: its outcome is the future's
+        if self._stopped:  # cancel() during the attempt: its outcome is the future's
             self._try_copy(upstream)
             return
+        if self._in_submit:
+            # Done before submit() returned (a synchronous delegate, a quick
+            # callable): as in more-executors, the policy decides in another
+            # thread, so that submit() returns at once whatever the policy does
+            # (it may block) and a cancel() meanwhile is refused, the future then
+            # ending with the attempt's outcome.
+            self._deferred = upstream
+            try:
+                call_later(
+                    0.0, partial(self._decide_deferred, upstream), may_block=True
+                )
+            except Exception:  # no thread could be started: decide here (once)
+                self._decide_deferred(upstream)
+            return
+        self._decide(upstream)
+
+    def _decide_deferred(self, upstream: Future[Any]) -> None:
+        """``_decide``, once: a callback scheduled without a thread to run it may
+        still run later, when a thread starts."""
+        with self._lock:
+            if self._deferred is not upstream:
+                return
+            self._deferred = None
+        self._decide(upstream)
+
+    def _decide(self, upstream: Future[Any]) -> None:
+        """Ask the policy about the done attempt ``upstream``; schedule the next
+        attempt, or end the future with the outcome of this one."""
         delay = self._next_delay(upstream)
         if delay is None:
             self._try_copy(upstream)
             return
-        self._executor._logger.debug(
+        trace(
+            self._executor._logger,
             "retry executor %r: attempt %d in %.3f s",
             self._executor._name,
             self._attempts + 1,
@@ -168,8 +205,8 @@ class _RetryFuture(ProxyFuture[T]):
         except BaseException as error:  # a future left pending would hang its waiters
             if not (isinstance(error, CancelledError) and upstream.cancelled()):
                 self._executor._logger.exception(
-                    "retry policy %r of retry executor %r raised; the future ends "
-                    "with the outcome of attempt %d",
+                    "Exception while evaluating retry policy %r of retry executor "
+                    "%r; the future ends with the outcome of attempt %d",
                     self._policy,
                     self._executor._name,
                     self._attempts,
@@ -203,17 +240,19 @@ class RetryExecutor(WrapperExecutor[R]):
     and after how long. The executor's future resolves only with the last attempt:
     its result or its exception, unchanged.
 
-    - The first attempt is submitted from :meth:`submit` itself; an exception from
-      the delegate's ``submit`` propagates to the caller. The delays are waited
-      out by the shared scheduler thread, ``fluent-executors-scheduler``: no thread
-      is held per waiting future. Later attempts are submitted from one of its
-      worker threads, ``fluent-executors-scheduler-worker``, so a ``submit`` that
-      blocks holds up no other timer. A delegate whose ``submit`` fails on a later
-      attempt fails the future with that error, and so does a retry that cannot
-      be scheduled (no thread could be started). (A delegate that runs callables
-      inside ``submit``, like :class:`~fluent_executors.SyncExecutor`, runs the
-      retries in that worker, one of four shared by the whole process: prefer a
-      pool for slow work.)
+    - The first attempt is submitted from :meth:`submit` itself; an exception from the
+      delegate's ``submit`` propagates to the caller. If that attempt is done before
+      ``submit`` returns, the policy decides about it in a worker thread of the
+      scheduler, after ``submit`` has returned (as in more-executors). The delays
+      are waited out by the shared scheduler thread, ``fluent-executors-scheduler``:
+      no thread is held per waiting future. Later attempts are submitted from one of
+      its worker threads, ``fluent-executors-scheduler-worker``, so a ``submit``
+      that blocks holds up no other timer. A delegate whose ``submit`` fails on a
+      later attempt fails the future with that error, and so does a retry that
+      cannot be scheduled (no thread could be started). (A delegate that runs
+      callables inside ``submit``, like :class:`~fluent_executors.SyncExecutor`,
+      runs the retries in that worker, one of four shared by the whole process:
+      prefer a pool for slow work.)
     - :meth:`~concurrent.futures.Future.cancel` stops any further attempt, whether
       or not it succeeds (as in more-executors). Between attempts, while the next
       one waits for its delay, it succeeds. During an attempt it succeeds only if
@@ -388,6 +427,8 @@ class RetryExecutor(WrapperExecutor[R]):
         except BaseException:
             self._forget(future)
             raise
+        finally:
+            future._in_submit = False
         return future
 
     def _forget(self, future: Future[Any]) -> None:

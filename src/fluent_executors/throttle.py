@@ -186,8 +186,10 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
             return
         self._warned = True
         self._logger.warning(
-            "count callable of throttle executor %r %s; keeping the limit at %s "
-            "(warned once until it returns a good value)",
+            "Error evaluating throttle count via %r: the count callable of throttle "
+            "executor %r %s; keeping the limit at %s (warned once until it returns a "
+            "good value)",
+            self._count,
             self.name,
             what,
             self._last_good,

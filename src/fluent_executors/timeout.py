@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from ._errors import TimeoutCancelledError
 from ._fluent import FluentExecutor, R, SameResult
+from ._logging import trace
 from ._proxy import ProxyFuture
 from ._scheduler import DeadlineQueue, TimerHandle, call_later
 from ._wrapper import WrapperExecutor, check_non_negative, check_submittable
@@ -61,7 +62,8 @@ class _TimeoutFuture(ProxyFuture[T]):
         self._executor._counts.timeout_fired()
         name = self._executor._name
         cancelled = self._cancel_with(TimeoutCancelledError(self._timeout, name))
-        self._executor._logger.info(
+        trace(
+            self._executor._logger,
             "timeout executor %r: future not done after %s s; %s",
             name,
             self._timeout,

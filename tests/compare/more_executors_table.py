@@ -45,11 +45,26 @@ def library(name: str) -> SimpleNamespace:
     return SimpleNamespace(
         Executors=package.Executors,
         ExceptionRetryPolicy=retry.ExceptionRetryPolicy,
-        f_proxy=futures.f_proxy,
-        f_zip=futures.f_zip,
-        f_return=futures.f_return,
+        RetryPolicy=retry.RetryPolicy,
+        **{name: getattr(futures, name) for name in F_FUNCTIONS},
         prefix=module_prefix,
     )
+
+
+F_FUNCTIONS = [
+    "f_and",
+    "f_apply",
+    "f_flat_map",
+    "f_map",
+    "f_nocancel",
+    "f_or",
+    "f_proxy",
+    "f_return",
+    "f_sequence",
+    "f_timeout",
+    "f_traverse",
+    "f_zip",
+]
 
 
 # -- the scenarios ---------------------------------------------------------------------
@@ -123,6 +138,51 @@ def retry_cancel_from_inside_the_second_attempt(lib: SimpleNamespace) -> str:
     executor.shutdown(wait=False)
     outcome = "cancelled" if future.cancelled() else repr(future.exception())
     return f"cancel()={answers} outcome={outcome}"
+
+
+def retry_cancel_while_the_policy_decides(lib: SimpleNamespace) -> str:
+    return _cancel_while_deciding(lib, lib.Executors.thread_pool(max_workers=1))
+
+
+def retry_cancel_while_the_policy_decides_on_a_sync_delegate(
+    lib: SimpleNamespace,
+) -> str:
+    return _cancel_while_deciding(lib, lib.Executors.sync())
+
+
+def _cancel_while_deciding(lib: SimpleNamespace, delegate: Any) -> str:
+    """A policy that blocks until the test has called ``cancel()``, on a first
+    attempt that fails once ``submit`` has returned (on a pool) or inside it
+    (synchronous)."""
+    deciding, release, finish = threading.Event(), threading.Event(), threading.Event()
+    attempts: list[int] = []
+
+    class Gated(lib.RetryPolicy):  # type: ignore[misc,name-defined]
+        def should_retry(self, attempt: int, future: Any) -> bool:
+            deciding.set()
+            release.wait(WAIT)
+            return True
+
+        def sleep_time(self, attempt: int, future: Any) -> float:
+            return 0.01
+
+    def attempt() -> None:
+        attempts.append(1)
+        finish.wait(WAIT)  # on a pool: done once submit() has returned
+        raise ValueError(f"attempt {len(attempts)}")
+
+    executor = delegate.with_retry(Gated())
+    if "Sync" in type(delegate).__name__:
+        finish.set()  # the attempt runs inside submit()
+    future = executor.submit(attempt)
+    finish.set()
+    deciding.wait(WAIT)
+    cancelled = future.cancel()
+    release.set()
+    error = future.exception(WAIT)
+    time.sleep(0.1)  # a further attempt would start at once
+    executor.shutdown(wait=False)
+    return f"cancel()={cancelled} ends with {error!r}, attempts={len(attempts)}"
 
 
 def retry_policy_that_raises(lib: SimpleNamespace) -> str:
@@ -202,6 +262,91 @@ def combinators_let_go_of_their_inputs(lib: SimpleNamespace) -> str:
     return f"inputs alive after resolution={alive}"
 
 
+def _state(future: concurrent.futures.Future[Any]) -> str:
+    if future.cancelled():
+        return "cancelled"
+    if not future.done():
+        return "pending"
+    return "failed" if future.exception() else "done"
+
+
+def _fan_in(lib: SimpleNamespace) -> dict[str, Callable[[list[Any]], Any]]:
+    return {
+        "f_zip": lambda fs: lib.f_zip(*fs),
+        "f_sequence": lib.f_sequence,
+        "f_traverse": lambda fs: lib.f_traverse(lambda f: f, fs),
+        "f_or": lambda fs: lib.f_or(*fs),
+        "f_and": lambda fs: lib.f_and(*fs),
+        "f_apply": lambda fs: lib.f_apply(*fs),
+    }
+
+
+def _fan_in_table(
+    lib: SimpleNamespace, act: Callable[[list[Any], Any], object], running: bool
+) -> str:
+    """For each combinator of many inputs (three fresh futures): ``act`` on the
+    inputs and the output, then the output's state and the inputs'."""
+    rows = []
+    for name, combine in _fan_in(lib).items():
+        inputs: list[Any] = [concurrent.futures.Future() for _ in range(3)]
+        for future in inputs if running else []:
+            future.set_running_or_notify_cancel()
+        output = combine(inputs)
+        answer = act(inputs, output)
+        shown = "" if answer is None else f"{answer} "
+        rows.append(
+            f"{name}: {shown}out {_state(output)}, "
+            f"in {'/'.join(_state(f) for f in inputs)}"
+        )
+    return "; ".join(rows)
+
+
+def combinators_when_an_input_fails(lib: SimpleNamespace) -> str:
+    return _fan_in_table(
+        lib, lambda fs, out: fs[0].set_exception(ValueError()), running=False
+    )
+
+
+def combinators_when_an_input_is_cancelled(lib: SimpleNamespace) -> str:
+    return _fan_in_table(lib, lambda fs, out: fs[0].cancel() and None, running=False)
+
+
+def combinators_cancelled_with_inputs_pending(lib: SimpleNamespace) -> str:
+    return _fan_in_table(lib, lambda fs, out: f"cancel()={out.cancel()}", False)
+
+
+def combinators_cancelled_with_inputs_running(lib: SimpleNamespace) -> str:
+    return _fan_in_table(lib, lambda fs, out: f"cancel()={out.cancel()}", True)
+
+
+def one_input_combinators_when_the_input_is_cancelled(lib: SimpleNamespace) -> str:
+    rows = []
+    for name in ("f_map", "f_flat_map", "f_nocancel", "f_proxy", "f_timeout"):
+        future: concurrent.futures.Future[int] = concurrent.futures.Future()
+        function = getattr(lib, name)
+        if name in ("f_map", "f_flat_map"):
+            output = function(future, lib.f_return)
+        elif name == "f_timeout":
+            output = function(future, 3600)
+        else:
+            output = function(future)
+        future.cancel()
+        rows.append(f"{name}: out {_state(output)}")
+    return "; ".join(rows)
+
+
+def f_traverse_when_fn_raises(lib: SimpleNamespace) -> str:
+    returned: concurrent.futures.Future[int] = concurrent.futures.Future()
+
+    def fn(item: int) -> concurrent.futures.Future[int]:
+        if item:
+            raise KeyError(item)
+        return returned
+
+    output = lib.f_traverse(fn, [0, 1])
+    return f"out {_state(output)}, the future fn returned {_state(returned)}"
+
+
 def f_zip_result_type(lib: SimpleNamespace) -> str:
     small = lib.f_zip(lib.f_return(1), lib.f_return(2)).result(WAIT)
     large = lib.f_zip(*[lib.f_return(n) for n in range(20)]).result(WAIT)
@@ -277,12 +422,20 @@ SCENARIOS: list[Callable[[SimpleNamespace], str]] = [
     timeout_around_poll_without_cancel_fn,
     retry_cancel_while_an_attempt_runs,
     retry_cancel_from_inside_the_second_attempt,
+    retry_cancel_while_the_policy_decides,
+    retry_cancel_while_the_policy_decides_on_a_sync_delegate,
     retry_policy_that_raises,
     throttle_count_0,
     throttle_count_callable_raising_at_construction,
     asyncio_submit_with_a_loop_set,
     f_proxy_truth_and_rounding,
     combinators_let_go_of_their_inputs,
+    combinators_when_an_input_fails,
+    combinators_when_an_input_is_cancelled,
+    combinators_cancelled_with_inputs_pending,
+    combinators_cancelled_with_inputs_running,
+    one_input_combinators_when_the_input_is_cancelled,
+    f_traverse_when_fn_raises,
     f_zip_result_type,
     positional_arguments_of_with_throttle,
     magicmock_delegate,

@@ -32,12 +32,13 @@ V = TypeVar("V")  # what f_apply's function returns
 
 
 class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
-    """Resolved from many input futures; cancels the inputs it no longer needs.
+    """Resolved from many input futures; may cancel the inputs it no longer needs.
 
     Subclasses decide, input by input, whether the output is resolved early
-    (:meth:`_settle`), and how it is resolved once every input is done
-    (:meth:`_complete`). Each input costs O(1), and no input's callback waits for
-    another's, so any number of inputs is handled without recursion.
+    (:meth:`_settle`), whether the other inputs are then cancelled
+    (:meth:`_cancels_rest`), and how the output is resolved once every input is
+    done (:meth:`_complete`). Each input costs O(1), and no input's callback waits
+    for another's, so any number of inputs is handled without recursion.
     """
 
     def __init__(self, inputs: list[Future[Any]]) -> None:
@@ -58,7 +59,8 @@ class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
             return
         inputs = self._inputs  # resolving forgets them
         if self._settle(index, future):
-            _cancel_pending(inputs)
+            if self._cancels_rest(future):
+                _cancel_pending(inputs)
             return
         with self._lock:
             self._pending -= 1
@@ -70,6 +72,11 @@ class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
     def _settle(self, index: int, future: Future[Any]) -> bool:
         """Take the outcome of the done input ``future``, the ``index``-th input;
         return ``True`` if that resolved the output."""
+
+    @abstractmethod
+    def _cancels_rest(self, future: Future[Any]) -> bool:
+        """Whether the inputs still pending are cancelled once the done input
+        ``future`` has resolved the output."""
 
     @abstractmethod
     def _complete(self, last: Future[Any]) -> None:
@@ -87,14 +94,26 @@ class _FanInFuture(ProxyFuture[T], metaclass=ABCMeta):
 
 
 class _GatherFuture(_FanInFuture[T]):
-    """Resolves with all the inputs' results, or like the first input to fail."""
+    """Resolves with all the inputs' results, or like the first input to fail or be
+    cancelled.
+
+    An input that fails leaves the others alone, as in more-executors: they may
+    have other callers, who still want their results. An input that is cancelled
+    cancels the others if ``cancel_rest`` (f_zip, f_sequence), as in more-executors,
+    and leaves them alone if not (f_apply).
+    """
 
     def __init__(
-        self, inputs: list[Future[Any]], collect: Callable[[list[Any]], T]
+        self,
+        inputs: list[Future[Any]],
+        collect: Callable[[list[Any]], T],
+        *,
+        cancel_rest: bool = True,
     ) -> None:
         super().__init__(inputs)
         self._results: list[Any] = [None] * len(inputs)
         self._collect = collect
+        self._cancel_rest = cancel_rest
         if not inputs:
             self._try_set_result(collect(self._results))
 
@@ -104,6 +123,9 @@ class _GatherFuture(_FanInFuture[T]):
             return True
         self._results[index] = future.result()
         return False
+
+    def _cancels_rest(self, future: Future[Any]) -> bool:
+        return self._cancel_rest and future.cancelled()
 
     def _complete(self, last: Future[Any]) -> None:
         self._try_set_result(self._collect(self._results))
@@ -138,6 +160,9 @@ class _BoolFuture(_FanInFuture[T]):
         if decides:
             self._try_copy(future)
         return decides
+
+    def _cancels_rest(self, future: Future[Any]) -> bool:
+        return True  # decided: the other results are no longer needed
 
     def _complete(self, last: Future[Any]) -> None:
         self._try_copy(last)
@@ -183,9 +208,10 @@ def f_zip(*fs: Future[Any]) -> ProxyFuture[tuple[Any, ...]]:
     Signature: ``Future<A>, Future<B>, ... -> Future<(A, B, ...)>``
 
     The returned future fails as soon as one input fails (with the same exception),
-    and is cancelled as soon as one input is cancelled; it then cancels the inputs
-    still pending, whose results are no longer needed. With no input it is done at
-    once, with ``()``. For fewer than 20 inputs the tuple is a named tuple
+    and leaves the other inputs alone: another caller may still want their results
+    (as in more-executors). It is cancelled as soon as one input is cancelled, and
+    then cancels the inputs still pending (as in more-executors). With no input it
+    is done at once, with ``()``. For fewer than 20 inputs the tuple is a named tuple
     ``ZipTuple<N>`` with fields ``f0``, ``f1``, ... (as in more-executors, so that
     a log line names where it came from); from 20 inputs it is a plain ``tuple``.
     Once resolved, the returned future holds no reference to the inputs.
@@ -239,8 +265,10 @@ def f_sequence(futures: Iterable[Future[T]]) -> ProxyFuture[list[T]]:
     Signature: ``Iterable<Future<A>> -> Future<list<A>>``
 
     Like :func:`f_zip`, but over an iterable and holding a list. The returned future
-    fails or is cancelled as soon as one input is, and then cancels the inputs still
-    pending. An empty iterable gives a future done at once, with ``[]``.
+    fails as soon as one input fails, leaving the other inputs alone, and is
+    cancelled as soon as one input is cancelled, cancelling the inputs still pending
+    (both as in more-executors). An empty iterable gives a future done at once, with
+    ``[]``.
 
     Cancelling the returned future cancels every input still pending; it succeeds if
     at least one of them could be cancelled.
@@ -272,9 +300,9 @@ def f_traverse(
     The same as ``f_sequence([fn(item) for item in items])``, except that errors go
     to the returned future: if ``fn`` raises an :class:`Exception` or returns
     something else than a future, or iterating ``items`` raises, the returned future
-    fails with that exception (``TypeError`` for a non-future) and the futures
-    already returned by ``fn`` are cancelled. ``fn`` is called in the calling thread,
-    before this function returns.
+    fails with that exception (``TypeError`` for a non-future); the futures already
+    returned by ``fn`` are left alone, as in more-executors. ``fn`` is called in the
+    calling thread, before this function returns.
 
     Cancelling the returned future cancels every future from ``fn`` still pending; it
     succeeds if at least one of them could be cancelled.
@@ -302,8 +330,6 @@ def f_traverse(
             _check_future("the value returned by fn", future)
             futures.append(future)
     except Exception as error:
-        for future in futures:
-            future.cancel()
         return f_return_error(error)
     return f_sequence(futures)
 
@@ -391,8 +417,8 @@ def f_apply(
     Once every input has succeeded, the returned future resolves with
     ``fn(*args, **kwargs)``, where ``fn`` is the result of ``future_fn``, ``args``
     the results of ``futures`` and ``kwargs`` those of ``kw_futures``. It fails or is
-    cancelled like :func:`f_zip` when an input does (the inputs still pending are
-    then cancelled), and fails with the exception the function raises, if it raises.
+    cancelled as soon as an input does, and leaves the other inputs alone (as in
+    more-executors); it fails with the exception the function raises, if it raises.
     The function runs in the thread that resolves the last input.
 
     Cancelling the returned future cancels every input still pending; it succeeds if
@@ -428,4 +454,6 @@ def f_apply(
         )
         return result
 
-    return f_map(f_zip(future_fn, *positional, *kw_futures.values()), call)
+    inputs = [future_fn, *positional, *kw_futures.values()]
+    zipped = _GatherFuture(inputs, _zip_tuple, cancel_rest=False)._start()
+    return f_map(zipped, call)

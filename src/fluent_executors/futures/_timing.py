@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from .._errors import TimeoutCancelledError
+from .._logging import trace
 from .._proxy import ProxyFuture
 from .._scheduler import call_later
 from .._wrapper import check_non_negative
@@ -112,7 +113,8 @@ def _time_out(future: ProxyFuture[Any], seconds: float) -> None:
     if future.done():
         return
     cancelled = future._cancel_with(TimeoutCancelledError(seconds, "f_timeout"))
-    logger.info(
+    trace(
+        logger,
         "f_timeout: future not done after %s s; %s",
         seconds,
         "cancelled" if cancelled else "cancel refused, left to finish",

@@ -1,0 +1,155 @@
+"""What the library logs about single futures: nothing at ``DEBUG``, every record at
+``TRACE`` once a logger opts in, and at ``DEBUG`` with ``MORE_EXECUTORS_DEBUG=1``
+(as more-executors); see the guide, "Errors and logging"."""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import Future
+from typing import Any
+
+import pytest
+import structlog_like
+
+from fluent_executors import TRACE, Executors, f_timeout
+from fluent_executors.testing import virtual_time
+
+TIMEOUT = 10.0
+
+
+def check(value: int) -> int:
+    """The map function of the chain: fails the odd values."""
+    if value % 2:
+        raise ValueError(f"odd: {value}")
+    return value * 10
+
+
+class Flaky:
+    """Fails its first call, then returns its argument."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, value: int) -> int:
+        self.calls += 1
+        if self.calls == 1:
+            raise OSError("first call")
+        return value
+
+
+def run_chain(logger: Any = None) -> None:
+    """Futures that succeed, succeed after a retry, and fail (in the callable, or in
+    the map function, after every attempt) through map and retry."""
+    with (
+        Executors.thread_pool(max_workers=2)
+        .with_map(check, logger=logger)
+        .with_retry(sleep=0.001, max_attempts=2, logger=logger) as executor
+    ):
+        succeed = executor.submit(int, 2)
+        retried = executor.submit(Flaky(), 4)
+        mapped_error = executor.submit(int, 3)
+        assert succeed.result(TIMEOUT) == 20
+        assert retried.result(TIMEOUT) == 40
+        assert isinstance(mapped_error.exception(TIMEOUT), ValueError)
+
+
+def library_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name.startswith("fluent_executors")]
+
+
+@pytest.fixture(autouse=True)
+def _no_more_executors_debug(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MORE_EXECUTORS_DEBUG", raising=False)
+
+
+def test_a_map_and_retry_chain_logs_nothing_at_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)  # for everything, as basicConfig(level=DEBUG)
+
+    run_chain()
+
+    assert library_records(caplog) == []
+
+
+def test_a_logger_at_trace_gets_a_record_for_each_retry_and_mapping_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(TRACE, logger="fluent_executors")
+
+    run_chain()
+
+    records = library_records(caplog)
+    assert {r.levelno for r in records} == {TRACE}
+    assert {r.levelname for r in records} == {"TRACE"}
+    messages = sorted(r.getMessage() for r in records)
+    mapped = "mapping function of MapExecutor 'default' raised; failing its future"
+    retry = "retry executor 'default': attempt 2 in 0.001 s"
+    # the map function fails both attempts of 3; the retry follows one failure
+    # of Flaky and the first of 3
+    assert messages == [mapped, mapped, retry, retry]
+    assert all(r.exc_info for r in records if r.getMessage() == mapped)
+    assert {r.filename for r in records} == {"map.py", "retry.py"}  # where logged
+
+
+def test_more_executors_debug_1_makes_them_debug_records(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MORE_EXECUTORS_DEBUG", "1")  # read at each record
+    caplog.set_level(logging.DEBUG)
+
+    run_chain()
+
+    records = library_records(caplog)
+    assert len(records) == 4
+    assert {r.levelno for r in records} == {logging.DEBUG}
+
+
+@pytest.mark.parametrize("value", ["0", "true", ""])
+def test_another_value_of_more_executors_debug_opts_in_to_nothing(
+    value: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MORE_EXECUTORS_DEBUG", value)  # only "1", as more-executors
+    caplog.set_level(logging.DEBUG)
+
+    run_chain()
+
+    assert library_records(caplog) == []
+
+
+def test_a_logger_without_levels_gets_the_records_only_with_more_executors_debug(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    quiet, loud = structlog_like.Logger(), structlog_like.Logger()
+    run_chain(quiet)
+    monkeypatch.setenv("MORE_EXECUTORS_DEBUG", "1")
+    run_chain(loud)
+
+    assert quiet.calls == []
+    assert sorted(method for method, _ in loud.calls) == ["debug"] * 4
+
+
+def test_a_timeout_that_fires_is_a_per_future_record(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with virtual_time() as clock:
+        with (
+            Executors.sync()
+            .with_poll(lambda descriptors: 0.01)
+            .with_timeout(1.0) as executor
+        ):
+            timed_out = executor.submit(int, 1)
+            plain = f_timeout(Future(), 1.0)
+            clock.advance(1.0)  # returns once the timeouts have run, logs included
+            assert timed_out.cancelled()
+            assert plain.cancelled()
+        assert library_records(caplog) == []
+
+        caplog.set_level(TRACE, logger="fluent_executors")  # the opt-in
+        timed_out = f_timeout(Future(), 1.0)
+        clock.advance(1.0)
+    assert timed_out.cancelled()
+    [record] = library_records(caplog)
+    assert record.levelno == TRACE
+    assert record.getMessage() == "f_timeout: future not done after 1.0 s; cancelled"
