@@ -284,10 +284,14 @@ def test_a_forked_child_gets_a_working_scheduler_without_the_parents_callbacks()
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
         pid = os.fork()
     if pid == 0:  # the child: report through the exit status alone
-        ok = not inherited.cancel()
-        done = threading.Event()
-        call_later(0.0, done.set)
-        os._exit(0 if ok and done.wait(timeout=5) else 1)
+        status = 1  # and never return: it would run the parent's tests as well
+        try:
+            ok = not inherited.cancel()
+            done = threading.Event()
+            call_later(0.0, done.set)
+            status = 0 if ok and done.wait(timeout=5) else 1
+        finally:
+            os._exit(status)
     _, status = os.waitpid(pid, 0)
     inherited.cancel()
 

@@ -500,10 +500,14 @@ def test_a_forked_child_starts_with_an_empty_fifo_that_works() -> None:
         warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads
         pid = os.fork()
     if pid == 0:  # the child: report through the exit status alone
-        ok = not executor._deadlines._items
-        future = executor.submit(pow, 2, 3)
-        ok = ok and not wait([future], timeout=5).not_done and future.cancelled()
-        os._exit(0 if ok else 1)
+        status = 1  # and never return: it would run the parent's tests as well
+        try:
+            ok = not executor._deadlines._items
+            future = executor.submit(pow, 2, 3)
+            ok = ok and not wait([future], timeout=5).not_done and future.cancelled()
+            status = 0 if ok else 1
+        finally:
+            os._exit(status)
     _, status = os.waitpid(pid, 0)
 
     assert os.waitstatus_to_exitcode(status) == 0
