@@ -415,6 +415,93 @@ def test_a_logger_raising_when_a_retry_cannot_submit_still_fails_the_future():
         logger.propagate = True
 
 
+class _ExplodingLogger:
+    """A ``logger=`` object every method of which raises a ``BaseException``."""
+
+    def _explode(self, *args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt("a logger of the user's")
+
+    debug = info = warning = error = exception = log = _explode
+
+    def isEnabledFor(self, level: int) -> bool:  # noqa: N802
+        raise SystemExit("a logger of the user's")
+
+
+def test_a_logger_object_that_raises_stops_no_thread_and_hangs_no_future():
+    # Everything that logs: a poll function that fails once, a retry policy that
+    # raises, a map function that raises, a cancel function that raises.
+    logger: Any = _ExplodingLogger()
+    polls = iter([ValueError("a transient poll error")])
+
+    def poll(descriptors: list[Any]) -> float:
+        error = next(polls, None)
+        if error is not None:
+            raise error
+        for descriptor in descriptors:
+            descriptor.yield_result()
+        return 0.001
+
+    class BrokenPolicy(ExceptionRetryPolicy):
+        def should_retry(self, attempt: int, future: Future[Any]) -> bool:
+            raise RuntimeError("policy")
+
+    def halve(value: int) -> float:
+        if value == 3:
+            raise ZeroDivisionError("map")
+        return value / 2
+
+    retry_policy = ExceptionRetryPolicy(max_attempts=3, sleep=0.001)
+    with (
+        Executors.thread_pool(max_workers=2)
+        .with_poll(
+            poll,
+            poll_retry_policy=retry_policy,
+            default_interval=0.001,
+            logger=logger,
+        )
+        .with_map(halve, logger=logger)
+        .with_retry(BrokenPolicy(), logger=logger)
+    ) as executor:
+        futures = [executor.submit(abs, n) for n in range(5)]
+        assert wait(futures, timeout=TIMEOUT).not_done == set()
+
+    assert [f.result() for f in futures if f.exception() is None] == [0, 0.5, 1, 2]
+    assert isinstance(futures[3].exception(), ZeroDivisionError)
+
+
+def test_a_handler_raising_on_the_librarys_loggers_stops_no_thread(
+    caplog: pytest.LogCaptureFixture,
+):
+    library = logging.getLogger("fluent_executors")
+    handler = _RaisingHandler()
+    library.addHandler(handler)
+    try:
+        ran = threading.Event()
+
+        def explode() -> None:
+            raise ValueError("a scheduled callback")
+
+        _scheduler.call_later(0.0, explode)
+        _scheduler.call_later(0.0, ran.set)
+        assert ran.wait(TIMEOUT)  # the scheduler thread went on
+
+        failing = iter([True, False])
+
+        def poll(descriptors: list[Any]) -> None:
+            if next(failing, False):
+                raise ValueError("poll")
+            for descriptor in descriptors:
+                descriptor.yield_result()
+
+        policy = ExceptionRetryPolicy(max_attempts=3, sleep=0.001)
+        with Executors.sync().with_poll(
+            poll, poll_retry_policy=policy, default_interval=0.001
+        ) as executor:
+            assert executor.submit(abs, -4).result(timeout=TIMEOUT) == 4
+    finally:
+        library.removeHandler(handler)
+
+
 # -- threads that cannot be started -------------------------------------------------
 
 

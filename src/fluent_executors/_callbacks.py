@@ -11,7 +11,9 @@ from concurrent.futures import Future
 from functools import partial
 from typing import Any
 
-logger = logging.getLogger("fluent_executors._proxy")
+from ._logging import ContainedLogger
+
+logger = ContainedLogger(logging.getLogger("fluent_executors._proxy"))
 
 # Resolving a future runs the done callbacks of the futures that follow it, which
 # resolve them and run the callbacks of the futures that follow those, and so on: a

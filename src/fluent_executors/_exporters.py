@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
+from ._logging import ContainedLogger
 from ._metrics import (
     ENV_VAR,
     FAMILIES,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from opentelemetry import metrics as otel_metrics
     from prometheus_client.metrics_core import Metric
 
-logger = logging.getLogger("fluent_executors._metrics")
+logger = ContainedLogger(logging.getLogger("fluent_executors._metrics"))
 
 _OFF = {"0", "false", "off", "no"}
 _ALL = {"", "1", "true", "on", "yes"}

@@ -42,12 +42,14 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from ._logging import ContainedLogger
+
 if TYPE_CHECKING:
     from ._exporters import OpenTelemetry
 
 __all__ = ["ENV_VAR", "ExecutorMetrics", "for_executor"]  # and BACKENDS, ENABLED
 
-logger = logging.getLogger(__name__)
+logger = ContainedLogger(logging.getLogger(__name__))
 
 ENV_VAR = "FLUENT_EXECUTORS_METRICS"
 """The environment variable that turns metrics off (``0``) or picks the backends."""

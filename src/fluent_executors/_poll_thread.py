@@ -21,7 +21,6 @@ poll function, are kept by ``_polled.Polled``.
 from __future__ import annotations
 
 import functools
-import logging
 import math
 import threading
 import time
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _clock
 from ._callbacks import mark_library_thread, must_reraise
+from ._logging import ContainedLogger
 from ._outstanding import Outstanding
 from ._polled import Polled
 from ._scheduler import call_later
@@ -62,7 +62,7 @@ class _Poller:
         poll_fn: PollFn,
         cancel_fn: CancelFn | None,
         default_interval: float,
-        logger: logging.Logger,
+        logger: ContainedLogger,
         name: str,
         counts: Counts,
         *,

@@ -21,10 +21,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 from ._callbacks import contain, run_flat
+from ._logging import ContainedLogger
 
 T = TypeVar("T")
 
-logger = logging.getLogger(__name__)
+logger = ContainedLogger(logging.getLogger(__name__))
 
 # Creating its future is much of what a wrapper costs per call. Future.__init__ makes
 # a Condition over an RLock, which binds five methods to each instance, and every

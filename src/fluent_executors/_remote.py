@@ -21,6 +21,7 @@ from typing import Any, Generic, ParamSpec, TypeVar
 
 from ._counts import open_counts
 from ._fluent import FluentExecutor
+from ._logging import ContainedLogger
 from ._outstanding import Outstanding
 from ._proxy import ProxyFuture
 from ._wrapper import check_logger, check_name, check_submittable
@@ -29,7 +30,7 @@ T = TypeVar("T")
 P = ParamSpec("P")
 H = TypeVar("H")  # the other system's handle of one task
 
-logger = logging.getLogger(__name__)
+logger = ContainedLogger(logging.getLogger(__name__))
 
 # Which executor's resolver the current thread is, if any.
 _resolver_of = threading.local()
@@ -145,7 +146,9 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
         check_name(name)
         check_logger(logger)
         self._name = name
-        self._logger = logger or logging.getLogger(type(self).__module__)
+        self._logger = ContainedLogger(
+            logger or logging.getLogger(type(self).__module__)
+        )
         self._lock = threading.Lock()
         self._outstanding = Outstanding()
         self._closed = False

@@ -42,7 +42,6 @@ lazily, and the FIFO compacted once they are half of it).
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import itertools
 import logging
@@ -57,6 +56,7 @@ from typing import Protocol
 
 from . import _clock
 from ._callbacks import mark_library_thread
+from ._logging import ContainedLogger
 
 __all__ = [
     "THREAD_NAME",
@@ -68,7 +68,7 @@ __all__ = [
     "counts",
 ]
 
-logger = logging.getLogger(__name__)
+logger = ContainedLogger(logging.getLogger(__name__))
 
 THREAD_NAME = "fluent-executors-scheduler"
 WORKER_THREAD_NAME = f"{THREAD_NAME}-worker"
@@ -282,10 +282,7 @@ def _run_logged(fn: Callable[[], object]) -> None:
     try:
         fn()
     except BaseException:  # the thread serves every executor: keep it
-        # A handler (or a repr) of the user's that raises too: nothing is left to
-        # tell it to, and the thread goes on.
-        with contextlib.suppress(BaseException):
-            logger.exception("scheduled callback %r raised", fn)
+        logger.exception("scheduled callback %r raised", fn)  # never raises
 
 
 class _Workers:

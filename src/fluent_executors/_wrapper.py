@@ -17,6 +17,7 @@ from . import _scheduler
 from ._counts import open_counts
 from ._errors import called_as
 from ._fluent import FluentExecutor, R, SameResult
+from ._logging import ContainedLogger
 from ._proxy import ProxyFuture
 
 T = TypeVar("T")
@@ -259,7 +260,9 @@ class DelegatingExecutor(FluentExecutor[R]):
         self._delegate = delegate
         self._name = name
         # The module of the concrete class: fluent_executors.poll, .retry, ...
-        self._logger = logger or logging.getLogger(type(self).__module__)
+        self._logger = ContainedLogger(
+            logger or logging.getLogger(type(self).__module__)
+        )
         self._shutdown_lock = threading.Lock()
         self._is_shutdown = False
 
@@ -268,26 +271,23 @@ class DelegatingExecutor(FluentExecutor[R]):
 
     def _log_failure(self, level: int, message: str, *args: object) -> None:
         """Log ``message % args`` at ``level`` with the traceback of the exception
-        being handled: a future is failed next, which nothing here may stop, so a
-        logger or handler that raises (even a ``BaseException``) is ignored.
+        being handled (a future is failed next, which a logger that raises cannot
+        stop: see :class:`~fluent_executors._logging.ContainedLogger`).
 
         Once the interpreter is exiting, the pools refuse new work, and every
         pending retry or queued callable would fail with a traceback: then one
         line is logged per executor, without it, and nothing more.
         """
-        try:
-            if not interpreter_exiting():
-                self._logger.log(level, message, *args, exc_info=True)
-            elif not self._logged_at_exit:
-                self._logged_at_exit = True
-                self._logger.log(
-                    level,
-                    f"{message} (the interpreter is exiting: not logged again "
-                    "for this executor)",
-                    *args,
-                )
-        except BaseException:
-            pass
+        if not interpreter_exiting():
+            self._logger.log(level, message, *args, exc_info=True)
+        elif not self._logged_at_exit:
+            self._logged_at_exit = True
+            self._logger.log(
+                level,
+                f"{message} (the interpreter is exiting: not logged again "
+                "for this executor)",
+                *args,
+            )
 
     def _submit_to_delegate(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]

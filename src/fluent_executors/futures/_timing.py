@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from .._errors import TimeoutCancelledError
-from .._logging import trace
+from .._logging import ContainedLogger, trace
 from .._proxy import ProxyFuture
 from .._scheduler import call_later
 from .._wrapper import check_non_negative
@@ -18,7 +18,7 @@ from ._checks import (
 )
 
 # Timeouts are logged under the package's name, as they were before the split.
-logger = logging.getLogger("fluent_executors.futures")
+logger = ContainedLogger(logging.getLogger("fluent_executors.futures"))
 
 T = TypeVar("T")
 A = TypeVar("A")
