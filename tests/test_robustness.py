@@ -423,7 +423,7 @@ class _ExplodingLogger:
 
     debug = info = warning = error = exception = log = _explode
 
-    def isEnabledFor(self, level: int) -> bool:  # noqa: N802
+    def isEnabledFor(self, level: int) -> bool:
         raise SystemExit("a logger of the user's")
 
 
