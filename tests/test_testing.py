@@ -107,6 +107,8 @@ def test_bad_arguments_and_nesting_are_refused() -> None:
             clock.advance(-1.0)
         with pytest.raises(ValueError, match="seconds"):
             clock.advance(float("inf"))
+        with pytest.raises(ValueError, match="seconds must be a number a float"):
+            clock.advance(10**400)
         with pytest.raises(TypeError, match="seconds"):
             clock.advance("1")  # type: ignore[arg-type]
         with pytest.raises(RuntimeError, match="already installed"), virtual_time():

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +22,7 @@ from concurrent.futures import Executor, Future
 from typing import Any
 
 from . import _clock, _scheduler
+from ._wrapper import check_non_negative
 
 __all__ = [
     "ManualExecutor",
@@ -191,17 +191,14 @@ class VirtualClock:
         they are idle again.
 
         Raises:
-            TypeError: ``seconds`` is not a number.
-            ValueError: ``seconds`` is negative, infinite or NaN.
+            TypeError: ``seconds`` is not a real number.
+            ValueError: ``seconds`` is negative, infinite, NaN or beyond a float
+                (``10**400``).
             TimeoutError: the library's threads are still busy after
                 ``settle_timeout`` real seconds (a poll function or callback that
                 blocks, e.g. on a future that the test resolves later).
         """
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-            raise TypeError(f"seconds must be a number, got {seconds!r}")
-        if not (math.isfinite(seconds) and seconds >= 0):
-            raise ValueError(f"seconds must be finite and >= 0, got {seconds!r}")
-        target = self._now + seconds
+        target = self._now + check_non_negative("seconds", seconds, finite=True)
         while True:
             self._settle()
             with self._lock:
