@@ -537,8 +537,8 @@ class ProxyFuture(Future[T]):
         # pass the interpreter's recursion limit. Each link is marked as being
         # cancelled on the way down, and ends its cancel on the way back up, from
         # the first upstream, with what the link below it decided.
-        chain = [self]
-        link = self
+        chain: list[ProxyFuture[Any]] = [self]
+        link: ProxyFuture[Any] = self
         try:
             while True:
                 upstream = link._upstream
