@@ -330,7 +330,7 @@ def test_yield_result_none_resolves_with_none_not_the_descriptor_result(make):
 def test_poll_fn_return_value_sets_delay_until_next_poll(returned, delay):
     # The poll core decides the next wake-up from what the poll function returned.
     core: PollCore[Any] = PollCore(7.0, recover=list)
-    entry = PollEntry(Future())
+    entry = PollEntry(Future(), "task-1")
     core.arrive(entry, 100.0)
     core.admit()
     assert core.begin_round(100.0)

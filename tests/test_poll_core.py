@@ -50,7 +50,7 @@ class Driver:
 
     def arrive(self, count: int, now: float) -> list[Entry]:
         """``count`` futures entering polling at ``now``, taken in."""
-        new = [PollEntry(Task()) for _ in range(count)]
+        new = [PollEntry(Task(), None) for _ in range(count)]
         for entry in new:
             self.core.arrive(entry, now)
         self.core.admit()
@@ -91,7 +91,7 @@ class Driver:
 
 def test_a_first_arrival_is_taken_in_and_polled_at_once() -> None:
     driver = Driver()
-    entry = PollEntry(Task())
+    entry = PollEntry(Task(), None)
     core = driver.core
 
     assert core.arrive(entry, T0)  # nothing else polled: take it in now
@@ -106,7 +106,7 @@ def test_an_arrival_while_others_wait_for_a_deadline_joins_the_next_round() -> N
     first = driver.arrive(1, T0)
     driver.round(T0, returned=60.0)
     core = driver.core
-    second = PollEntry(Task())
+    second = PollEntry(Task(), None)
 
     assert not core.arrive(second, T0 + 1)  # others polled, deadline set: no lock
     core.take_in()  # as the driver does between rounds
@@ -123,7 +123,7 @@ def test_with_no_deadline_an_arrival_is_polled_at_once() -> None:
     core = driver.core
     assert core.wait_timeout(T0) is None
     assert not core.due(T0 + 3600)
-    second = PollEntry(Task())
+    second = PollEntry(Task(), None)
 
     assert core.arrive(second, T0 + 3600)
     assert core.admit()
@@ -456,7 +456,7 @@ def test_the_count_of_futures_polled() -> None:
     entries = driver.arrive(3, T0)
     assert len(core) == 3
     driver.round(T0, returned=60.0)
-    late = PollEntry(Task())
+    late = PollEntry(Task(), None)
     assert not core.arrive(late, T0 + 1)
     assert len(core) == 3  # not taken in yet
 
@@ -474,7 +474,7 @@ def test_an_arrival_done_before_it_is_taken_in_is_let_go() -> None:
     driver.arrive(1, T0)
     driver.round(T0)
     core = driver.core
-    entry = PollEntry(Task())
+    entry = PollEntry(Task(), None)
     core.arrive(entry, T0 + 1)
     entry._future.finished = True
     core.forget(entry)  # found nothing to drop: not taken in yet

@@ -38,7 +38,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .._wrapper import check_non_negative, seconds_returned
-from .rounds import Polled, RoundEntry
+from .rounds import Polled
 
 if TYPE_CHECKING:
     from .._retry_policy import RetryPolicy
@@ -64,26 +64,34 @@ _NOT_DEFERRED = -math.inf
 _LAST_POLLED = operator.attrgetter("_last_polled")
 
 
-class PollEntry(RoundEntry, Generic[F]):
+class PollEntry(Generic[F]):
     """What the core keeps of one future being polled (the base class of
-    :class:`~fluent_executors.PollDescriptor`).
+    :class:`~fluent_executors.PollDescriptor`, which adds the poll function's
+    methods): the future, the delegate's result that drives its poll, and the
+    bookkeeping of the core and of its list (``rounds.RoundEntry``), in slots,
+    so that a round reads them with no call per descriptor and the descriptor
+    is made with one.
 
     Args:
         future: the future that the poll resolves (type ``F``, with ``done()``).
+        result: the delegate's result, which the poll function is given.
     """
 
     __slots__ = (
         "_future",
+        "_gone",
         "_last_polled",
         "_not_before",
         "_polls",
+        "_result",
         "_rounds_from",
         "_since",
+        "_slot",
     )
 
-    def __init__(self, future: F) -> None:
-        RoundEntry.__init__(self)
+    def __init__(self, future: F, result: Any) -> None:
         self._future = future
+        self._result = result
         self._polls = 0  # calls of the poll function it was passed to, counted
         # one by one; plus, while the core counts rounds that pass every
         # descriptor (nothing deferred yet) and until its future is done, those
@@ -91,6 +99,8 @@ class PollEntry(RoundEntry, Generic[F]):
         self._rounds_from: int | None = None  # the core's full rounds then
         self._not_before = _NOT_DEFERRED  # deferred until then (the driver's clock)
         self._since = self._last_polled = 0.0  # set as it arrives
+        self._slot = -1  # the list's (rounds.RoundEntry): not taken in yet
+        self._gone = False
 
 
 class PollFailure(NamedTuple):

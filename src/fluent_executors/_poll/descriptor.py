@@ -167,11 +167,9 @@ class PollDescriptor(PollEntry[PollFuture[T]], Generic[T]):
         executor future's result.
     """
 
-    __slots__ = ("_result",)
+    __slots__ = ()
 
-    def __init__(self, future: PollFuture[T], result: T) -> None:
-        PollEntry.__init__(self, future)
-        self._result = result
+    _result: T
 
     @property
     def result(self) -> T:

@@ -41,7 +41,7 @@ import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, filterfalse
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 __all__ = ["MAX_RUNS", "Polled", "RoundEntry"]
 
@@ -60,15 +60,13 @@ _refcount: Callable[[object], int] | None = (
 )
 
 
-class RoundEntry:
-    """What the list of a round keeps of each descriptor (the base class of the
-    core's entries, and so of :class:`~fluent_executors.PollDescriptor`)."""
+class RoundEntry(Protocol):
+    """What the list of a round keeps on each descriptor: two fields that only
+    :class:`Polled` reads and writes, set to ``-1`` and ``False`` as the
+    descriptor is made (``core.PollEntry`` declares them)."""
 
-    __slots__ = ("_gone", "_slot")
-
-    def __init__(self) -> None:
-        self._slot = -1  # its number in order of arrival, once taken in
-        self._gone = False  # its future is done, and it was taken in
+    _slot: int  # its number in order of arrival, once taken in
+    _gone: bool  # its future is done, and it was taken in
 
 
 E = TypeVar("E", bound=RoundEntry)
