@@ -35,8 +35,11 @@ class PollDriver(Protocol):
         """The delegate's future of ``future`` succeeded: ``descriptor`` (its
         :class:`~fluent_executors.PollDescriptor`) enters polling."""
 
-    def forget(self, future: PollFuture[Any]) -> None:
-        """``future`` is done: drop it from the bookkeeping."""
+    def forget(
+        self, future: PollFuture[Any], descriptor: PollDescriptor[Any] | None
+    ) -> None:
+        """``future``, whose descriptor was ``descriptor`` (``None``: it never
+        entered polling), is done: drop it from the bookkeeping."""
 
     def run_cancel_fn(self, result: object, future: PollFuture[Any]) -> bool:
         """Ask the cancel function to cancel the remote work behind ``result``."""
@@ -89,10 +92,10 @@ class PollFuture(ProxyFuture[T]):
         self._upstream = None
         return True
 
-    def leave_polling(self) -> PollDescriptor[T] | None:
-        """It is done: its descriptor, which it lets go of (no reference cycle)."""
-        descriptor, self._descriptor = self._descriptor, None
-        return descriptor
+    def leave_polling(self) -> None:
+        """It is done and was not polled: it lets go of its descriptor (no
+        reference cycle)."""
+        self._descriptor = None
 
     def fail(self, error: BaseException) -> None:
         """Fail with ``error`` unless it is done."""
@@ -119,7 +122,8 @@ class PollFuture(ProxyFuture[T]):
             self._poller.start_polling(self, PollDescriptor(self, result))
 
     def _on_resolved(self) -> None:
-        self._poller.forget(self)
+        descriptor, self._descriptor = self._descriptor, None  # no reference cycle
+        self._poller.forget(self, descriptor)
 
     def _cancel_hook(self) -> bool:
         delegate = self._upstream  # None once polled: its result is the descriptor's

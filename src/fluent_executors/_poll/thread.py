@@ -117,13 +117,16 @@ class PollThread:
             self._outstanding.discard(future)  # (outside the lock: see discard)
             raise
 
-    def forget(self, future: PollFuture[Any]) -> None:
-        """Drop a done future from the bookkeeping (each future's ``_on_resolved``);
-        its descriptor's ``polls`` stops counting rounds."""
-        with self._lock:
-            descriptor = future.leave_polling()
-            if descriptor is not None and self.core.forget(descriptor):
-                self._cond.notify()  # the poll thread tidies the list
+    def forget(
+        self, future: PollFuture[Any], descriptor: PollDescriptor[Any] | None
+    ) -> None:
+        """Drop a done future, whose descriptor was ``descriptor``, from the
+        bookkeeping (each future's ``_on_resolved``); its descriptor's ``polls``
+        stops counting rounds."""
+        if descriptor is not None:
+            with self._lock:
+                if self.core.forget(descriptor):
+                    self._cond.notify()  # the poll thread tidies the list
         self._outstanding.discard(future)
 
     def start_polling(
