@@ -34,24 +34,30 @@ class PollDriver(Protocol):
     ) -> None:
         """The delegate's future of ``future`` succeeded: ``descriptor`` (its
         :class:`~fluent_executors.PollDescriptor`) enters polling."""
+        ...
 
     def forget(
         self, future: PollFuture[Any], descriptor: PollDescriptor[Any] | None
     ) -> None:
         """``future``, whose descriptor was ``descriptor`` (``None``: it never
         entered polling), is done: drop it from the bookkeeping."""
+        ...
 
     def run_cancel_fn(self, result: object, future: PollFuture[Any]) -> bool:
         """Ask the cancel function to cancel the remote work behind ``result``."""
+        ...
 
     def defer(self, entry: PollDescriptor[Any], delay: float) -> None:
         """Do not poll ``entry`` before ``delay`` seconds from now."""
+        ...
 
     def age_of(self, entry: PollDescriptor[Any]) -> float:
         """Seconds since ``entry`` entered polling."""
+        ...
 
     def polls_of(self, entry: PollDescriptor[Any]) -> int:
         """Calls of the poll function ``entry`` was passed to."""
+        ...
 
 
 class PollFuture(ProxyFuture[T]):

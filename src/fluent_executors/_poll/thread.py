@@ -292,7 +292,6 @@ class PollThread:
                 continue
             while (batch := core.next_batch(_clock.monotonic())) is not None:
                 self._poll(batch)
-            del batch  # not kept alive while the thread waits
             with self._lock:
                 core.end_round(_clock.monotonic())
 
