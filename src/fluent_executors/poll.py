@@ -222,7 +222,7 @@ class PollExecutor(WrapperExecutor[R]):
         try:
             delegate_future = self._submit_to_delegate(fn, args, kwargs)
         except BaseException as error:
-            future._try_set_exception(error)  # counted as failed; forgotten
+            future.fail(error)  # counted as failed; forgotten
             raise
         future._follow(delegate_future)
         return future

@@ -137,7 +137,7 @@ class PollFuture(ProxyFuture[T]):
             descriptor = self._descriptor
             if descriptor is None:  # resolved since cancel() looked
                 return False
-            return self._poller.run_cancel_fn(descriptor._result, self)
+            return self._poller.run_cancel_fn(descriptor.result, self)
         try:
             if delegate.cancel():  # still queued on the delegate
                 return True
