@@ -152,7 +152,7 @@ def test_with_poll_passes_every_argument(caplog):
 
     assert future.cancel()
     assert cancelled == [4]
-    assert executor._poller._default_interval == 0.25
+    assert executor._poller.core.default_interval == 0.25
     assert executor._poller._logger.wrapped is logger
     executor.shutdown()
 

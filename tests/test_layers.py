@@ -15,19 +15,22 @@ PACKAGE = Path(fluent_executors.__file__).parent
 def imports(path: Path, *, deferred: bool) -> set[str]:
     """The package's modules that ``path`` imports: at module level, or (with
     ``deferred``) anywhere, inside functions too. ``TYPE_CHECKING`` blocks, which
-    never run, are left out."""
+    never run, are left out. A module of a subpackage (``_poll``) is named
+    ``_poll.core``; one of the package, ``poll``."""
     tree = ast.parse(path.read_text())
+    inside = path.relative_to(PACKAGE).parts[:-1]  # () or ("_poll",)
     found: set[str] = set()
 
     def visit(nodes: list[ast.stmt]) -> None:
         for node in nodes:
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
                 continue
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                if node.module:
-                    found.add(node.module.split(".")[0])
-                else:
-                    found.update(alias.name for alias in node.names)
+            if isinstance(node, ast.ImportFrom) and node.level >= 1:
+                base = inside[: len(inside) - node.level + 1]
+                names = [node.module] if node.module else [a.name for a in node.names]
+                for name in names:
+                    parts = [*base, *name.split(".")]
+                    found.add(".".join(parts[:2] if parts[0] == "_poll" else parts[:1]))
             if deferred or isinstance(node, (ast.If, ast.Try)):
                 for child in ast.iter_child_nodes(node):
                     if isinstance(child, ast.stmt):
@@ -42,9 +45,49 @@ def imports(path: Path, *, deferred: bool) -> set[str]:
 
 
 def graph(*, deferred: bool) -> dict[str, set[str]]:
-    return {
-        path.stem: imports(path, deferred=deferred) for path in PACKAGE.glob("*.py")
-    }
+    """The package's modules and what each imports; a subpackage (``_poll``) is
+    one of them, importing what its modules import from outside it."""
+    edges: dict[str, set[str]] = {}
+    for path in [*PACKAGE.glob("*.py"), *PACKAGE.glob("_poll/*.py")]:
+        module = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        targets = {name.split(".")[0] for name in imports(path, deferred=deferred)}
+        edges.setdefault(module, set()).update(targets - {module})
+    return edges
+
+
+# The poll package's modules, each importing only from those after it.
+POLL_LAYERS = ["thread", "descriptor", "core", "rounds"]
+
+
+def test_the_poll_package_imports_downward_and_never_its_public_module() -> None:
+    assert {p.stem for p in PACKAGE.glob("_poll/*.py")} == {*POLL_LAYERS, "__init__"}
+    for index, name in enumerate(POLL_LAYERS):
+        found = imports(PACKAGE / "_poll" / f"{name}.py", deferred=True)
+        inner = {m.removeprefix("_poll.") for m in found if m.startswith("_poll.")}
+        assert inner <= set(POLL_LAYERS[index + 1 :]), (name, inner)
+        assert "poll" not in found, name  # the drivers' public module is above
+
+
+def test_the_poll_core_does_no_io_starts_no_thread_and_reads_no_clock() -> None:
+    # It is told the time, and answers with actions: a thread or an event loop
+    # drives it alike.
+    banned = {"asyncio", "logging", "socket", "threading", "time", "anyio", "trio"}
+    for name in ("core", "rounds"):
+        path = PACKAGE / "_poll" / f"{name}.py"
+        tree = ast.parse(path.read_text())
+        stdlib = {
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            node.module.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+        }
+        assert not stdlib & banned, (name, stdlib & banned)
+        library = imports(path, deferred=True)
+        assert not library & {"_clock", "_scheduler", "_logging", "_callbacks"}, name
 
 
 def test_module_level_imports_have_no_cycle() -> None:

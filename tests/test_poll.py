@@ -28,9 +28,8 @@ from typing import Any
 import pytest
 
 from fluent_executors import Executors, PollDescriptor, PollExecutor
-from fluent_executors._counts import Counts
+from fluent_executors._poll.core import PollCore, PollEntry
 from fluent_executors._scheduler import call_later
-from fluent_executors.poll import _Poller
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
 
@@ -329,12 +328,20 @@ def test_yield_result_none_resolves_with_none_not_the_descriptor_result(make):
     ],
 )
 def test_poll_fn_return_value_sets_delay_until_next_poll(returned, delay):
-    counts = Counts("poll", "test", None)
-    poller = _Poller(
-        lambda ds: None, None, 7.0, logging.getLogger("test"), "test", counts
-    )
+    # The poll core decides the next wake-up from what the poll function returned.
+    core: PollCore[Any] = PollCore(7.0, recover=list)
+    entry = PollEntry(Future(), "task-1")
+    core.arrive(entry, 100.0)
+    core.admit()
+    assert core.begin_round(100.0)
+    batch = core.next_batch(100.0)
+    assert batch == [entry]
+    core.lending(batch)
+    core.returned(batch, returned)
+    assert core.next_batch(100.0) is None
+    core.end_round(100.0)
 
-    assert poller._delay(returned) == delay
+    assert core.wait_timeout(100.0) == (None if delay == math.inf else delay)
 
 
 def test_poll_fn_returning_bad_value_warns_once_per_executor(make, caplog):

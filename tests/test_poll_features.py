@@ -25,8 +25,8 @@ from fluent_executors import (
     RetryPolicy,
     _clock,
 )
-from fluent_executors._poll_thread import _Poller
-from fluent_executors.poll import _PollFuture
+from fluent_executors._poll.descriptor import PollFuture
+from fluent_executors._poll.thread import PollThread
 from fluent_executors.testing import virtual_time
 
 
@@ -244,7 +244,7 @@ def test_a_future_that_stats_takes_in_as_it_arrives_is_still_polled_at_once(
     idle_after_a_poll,
 ):
     executor = idle_after_a_poll
-    executor._poller._arrivals = ArrivalsThatLetOthersIn(executor.stats)
+    executor._poller.core._arrivals = ArrivalsThatLetOthersIn(executor.stats)
 
     assert executor.submit(identity, "b").result(timeout=TIMEOUT) == "b"
 
@@ -257,9 +257,9 @@ def test_a_future_that_the_poll_thread_takes_in_as_it_arrives_is_still_polled_at
 
     def poll_thread_takes_it_in() -> None:
         with poller._lock:
-            poller._take_in()  # as the poll thread does after a round
+            poller.core.take_in()  # as the poll thread does after a round
 
-    poller._arrivals = ArrivalsThatLetOthersIn(poll_thread_takes_it_in)
+    poller.core._arrivals = ArrivalsThatLetOthersIn(poll_thread_takes_it_in)
 
     assert executor.submit(identity, "b").result(timeout=TIMEOUT) == "b"
 
@@ -272,11 +272,12 @@ def test_stats_that_takes_in_a_future_when_nothing_else_is_polled_polls_it_at_on
     # takes it in, and must wake the thread as the future itself would have.
     executor = idle_after_a_poll
     poller = executor._poller
-    future: _PollFuture[Any] = _PollFuture(poller)
+    future: PollFuture[Any] = PollFuture(poller)
     executor._counts.adopt(future)
     poller.add(future)
-    future._descriptor = descriptor = PollDescriptor(future, "b")
-    poller._arrivals.append(descriptor)
+    descriptor = PollDescriptor(future, "b")
+    assert future.enter_polling(descriptor)
+    poller.core.arrive(descriptor, _clock.monotonic())  # (not looking at its answer)
 
     assert executor.stats().polled == 1
     assert future.result(timeout=TIMEOUT) == "b"
@@ -592,13 +593,13 @@ def test_an_attached_future_can_be_cancelled_before_it_is_first_polled(
         Service(), cancel_fn=lambda task: cancelled.append(task) or True
     )
     executors.append(executor)
-    start_polling = _Poller.start_polling
+    start_polling = PollThread.start_polling
 
-    def cancel_first(poller: _Poller, descriptor: Any) -> None:
-        answers.append(descriptor._future.cancel())
-        start_polling(poller, descriptor)
+    def cancel_first(poller: PollThread, future: Any, descriptor: Any) -> None:
+        answers.append(future.cancel())
+        start_polling(poller, future, descriptor)
 
-    monkeypatch.setattr(_Poller, "start_polling", cancel_first)
+    monkeypatch.setattr(PollThread, "start_polling", cancel_first)
     future = executor.attach("task-7")
 
     assert answers == [True]
@@ -624,16 +625,16 @@ def test_shutdown_cancels_a_future_that_enters_polling_while_its_cancel_is_refus
     executors.append(executor)
     future = executor.submit(identity, "task-7")
     answers: list[bool] = []
-    cancel_hook = _PollFuture._cancel_hook
+    cancel_hook = PollFuture._cancel_hook
 
-    def finish_before_answering(poll_future: _PollFuture[Any]) -> bool:
+    def finish_before_answering(poll_future: PollFuture[Any]) -> bool:
         answer = cancel_hook(poll_future)
         answers.append(answer)
         if not delegate_future.done():  # refused: the callable is running; it ends
             delegate_future.set_result("task-7")  # and the future enters polling
         return answer
 
-    monkeypatch.setattr(_PollFuture, "_cancel_hook", finish_before_answering)
+    monkeypatch.setattr(PollFuture, "_cancel_hook", finish_before_answering)
     executor.shutdown(wait=False, cancel_futures=True)
 
     assert answers == [False, True]  # refused, then asked again once polled

@@ -29,7 +29,16 @@ from hypothesis.stateful import (
 from wrapper_doubles import TIMEOUT
 
 from fluent_executors import ExceptionRetryPolicy, Executors, PollDescriptor
-from fluent_executors._polled import MAX_RUNS, Polled
+from fluent_executors._poll.rounds import MAX_RUNS, Polled
+
+
+def lend(polled: Polled[Any], poll: Callable[[list[Any]], object], batch: Any) -> None:
+    """``poll(batch)`` as a driver calls the poll function with a round's list."""
+    polled.lending(batch)
+    try:
+        poll(batch)
+    finally:
+        polled.returned(batch)
 
 
 class FakeDescriptor:
@@ -76,7 +85,7 @@ class Descriptors:
         polled = self.polled
         batch = polled.begin_round()
         given = list(batch)
-        polled.lend(poll, batch)
+        lend(polled, poll, batch)
         polled.end_round()
         return given
 
@@ -319,7 +328,7 @@ class PolledMachine(RuleBasedStateMachine):
             if keep:
                 self.kept.append((given, list(given) if change else as_given))
 
-        polled.lend(poll, batch)
+        lend(polled, poll, batch)
         polled.end_round()
 
     def check(self, descriptors: list[Any]) -> None:

@@ -5,6 +5,10 @@
 #   bind, pools       BoundCallable; the thread and process pools
 #   poll retry timeout map throttle rate_limit cancel_on_shutdown asyncio sync
 #   dask ray futures  one module per wrapper (dask and ray on _remote), combinators
+#   _poll             poll's machinery, a package of its own layers: thread (the
+#                     poll thread, a driver) > descriptor (PollDescriptor, the poll
+#                     future) > core (the poll core: no I/O, thread or clock) >
+#                     rounds (the list of a round)
 #   _retry_policy                   retry policies (of retry, and of failed polls)
 #   _wrapper _queueing _remote      what the wrappers share: delegate, shutdown,
 #   _outstanding                    checks; the queue of throttle and rate limit;

@@ -1,19 +1,21 @@
-"""PollExecutor: futures of remote tasks, resolved through one poll function."""
+"""PollExecutor: futures of remote tasks, resolved through one poll function.
+
+The public module of polling; the machinery is in the ``_poll`` package: the poll
+core (``_poll.core``, the decisions of each round), the descriptors and futures
+(``_poll.descriptor``), and the thread driver (``_poll.thread``)."""
 
 from __future__ import annotations
 
 import logging
-import math
 import weakref
 from collections.abc import Awaitable, Callable
-from concurrent.futures import CancelledError, Executor, Future
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from concurrent.futures import Executor
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
-from ._poll_thread import _Poller
-from ._proxy import ProxyFuture, outcome
+from ._poll.descriptor import PollDescriptor, PollFuture
+from ._poll.thread import PollThread
+from ._proxy import ProxyFuture
 from ._retry_policy import RetryPolicy
 from ._scheduler import retire as retire_scheduler
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
@@ -38,198 +40,6 @@ CancelFn = Callable[[Any], object]
 remote work was cancelled. It may be a coroutine function (``async def``): its
 coroutine is then awaited on the poll thread's event loop, and the answer is its
 result (see the poll page, "Async cancel functions")."""
-
-_OMITTED: Any = object()
-# A descriptor's time of "not deferred", one float for all (-math.inf written in
-# __init__ would make a float per descriptor, walked by every full collection).
-_NOT_DEFERRED = -math.inf
-
-
-class PollDescriptor(Generic[T]):
-    """One future being polled, as the poll function sees it.
-
-    The poll function receives a list of these and resolves each future by calling
-    :meth:`yield_result` or :meth:`yield_exception` on its descriptor, or leaves it
-    pending until a later poll by doing nothing. A descriptor may also be resolved
-    from any other thread (for example on an external event); the first resolution
-    wins and later ones are ignored. The executor creates descriptors; users never
-    construct one.
-
-    Type parameters:
-        T: the type of the delegate's result, which is also the type of the
-        executor future's result.
-    """
-
-    __slots__ = (
-        "_future",
-        "_gone",
-        "_last_polled",
-        "_not_before",
-        "_polls",
-        "_result",
-        "_rounds_from",
-        "_since",
-        "_slot",
-    )
-
-    def __init__(self, future: _PollFuture[T], result: T) -> None:
-        self._future = future
-        self._result = result
-        self._polls = 0  # calls of the poll function it was passed to, counted
-        # one by one; plus, while the poller counts rounds that pass every
-        # descriptor (nothing deferred yet) and until its future is done, those
-        # since it was taken in (under the poller's lock):
-        self._rounds_from: int | None = None  # the poller's full_rounds then
-        self._not_before = _NOT_DEFERRED  # deferred until then (_clock.monotonic())
-        self._since = self._last_polled = 0.0  # set when polling starts
-        self._slot = -1  # its number in order of arrival, once taken in (_polled)
-        self._gone = False  # its future is done, and it was taken in
-
-    @property
-    def result(self) -> T:
-        """The delegate future's result (type ``T``), which drives the poll;
-        typically the identifier of a remote task."""
-        return self._result
-
-    @overload
-    def yield_result(self) -> None: ...
-
-    @overload
-    def yield_result(self, result: T) -> None: ...
-
-    def yield_result(self, result: T = _OMITTED) -> None:
-        """Resolve the future successfully.
-
-        Args:
-            result: the value the future resolves with (type ``T``). If omitted,
-                the future resolves with :attr:`result`, the delegate's value.
-
-        Does nothing if the future is already resolved or cancelled.
-        """
-        self._future._try_set_result(self._result if result is _OMITTED else result)
-
-    def yield_exception(
-        self, exception: BaseException, traceback: TracebackType | None = None
-    ) -> None:
-        """Make the future fail with ``exception``.
-
-        Args:
-            exception: the exception that the future's ``result()`` raises.
-            traceback: a traceback to attach to ``exception`` (kept for compatibility
-                with more-executors; exceptions carry their own traceback).
-
-        Raises:
-            TypeError: ``exception`` is not an exception instance.
-
-        Does nothing if the future is already resolved or cancelled.
-        """
-        if not isinstance(exception, BaseException):
-            raise TypeError(
-                "exception must be an exception instance, "
-                f"got {type(exception).__name__}"
-            )
-        self._future._try_set_exception(exception, traceback)
-
-    def defer(self, delay: float) -> None:
-        """Do not pass this descriptor to the poll function again before ``delay``
-        seconds have passed: a service's ``Retry-After`` for this one task.
-
-        The other descriptors are polled as usual; :meth:`PollExecutor.notify`
-        does not override a defer. The poll function is never called with nothing
-        due: the next poll comes at the earlier of the delay it returned and the
-        first deferred descriptor's time. A later call replaces an earlier one.
-
-        Args:
-            delay: seconds, a real number >= 0 (``math.inf``: not again, until
-                the future is resolved or cancelled by other means).
-
-        Raises:
-            TypeError: ``delay`` is not a real number.
-            ValueError: ``delay`` is negative or NaN.
-
-        .. versionadded:: 0.2.0
-        """
-        seconds = check_non_negative("delay", delay)
-        self._not_before = _clock.monotonic() + seconds
-        self._future._poller.any_deferred = True
-
-    @property
-    def age(self) -> float:
-        """Seconds since the future entered polling (``float``): since the
-        delegate's future succeeded, or since :meth:`PollExecutor.attach`.
-
-        .. versionadded:: 0.2.0
-        """
-        return _clock.monotonic() - self._since
-
-    @property
-    def polls(self) -> int:
-        """How many calls of the poll function this descriptor has been passed to,
-        the current one included (``int``).
-
-        .. versionadded:: 0.2.0
-        """
-        if self._rounds_from is None:
-            return self._polls
-        poller = self._future._poller
-        with poller._lock:  # forget() may move the rounds into _polls meanwhile
-            rounds_from = self._rounds_from
-            if rounds_from is None:
-                return self._polls
-            return self._polls + poller.full_rounds - rounds_from
-
-    def __repr__(self) -> str:
-        return f"<PollDescriptor result={self._result!r} future={self._future!r}>"
-
-
-class _PollFuture(ProxyFuture[T]):
-    """Follows the delegate's future, then is polled until the poll function resolves
-    it."""
-
-    def __init__(self, poller: _Poller) -> None:
-        super().__init__()
-        self._poller = poller
-        self._descriptor: PollDescriptor[T] | None = None
-
-    def _on_upstream_done(self, upstream: Future[Any]) -> None:
-        cancelled, exception, result = outcome(upstream)
-        if cancelled or exception is not None:
-            self._try_copy(upstream)
-        else:
-            self._poller.start_polling(PollDescriptor(self, result))
-
-    def _on_resolved(self) -> None:
-        self._poller.forget(self)
-
-    def _cancel_hook(self) -> bool:
-        delegate = self._upstream  # None once polled: its result is the descriptor's
-        if delegate is None:
-            descriptor = self._descriptor
-            if descriptor is None:  # resolved since cancel() looked
-                return False
-            return self._poller.run_cancel_fn(descriptor._result, self)
-        try:
-            if delegate.cancel():  # still queued on the delegate
-                return True
-            if not delegate.done():  # running on the delegate: nothing remote yet
-                return False
-            cancelled, exception, result = outcome(delegate)
-        except CancelledError:  # cancelled meanwhile: this future follows it
-            return True
-        if cancelled:
-            return True
-        if exception is not None:  # this future fails with it
-            return False
-        return self._poller.run_cancel_fn(result, self)
-
-    def _made_by(self) -> str | None:
-        return self._poller._name
-
-    def _is_running(self) -> bool:
-        # Only while the delegate runs it: once polled it can still be cancelled,
-        # so it is not running in the sense of Future.running().
-        delegate = self._upstream
-        return delegate is not None and delegate.running()
 
 
 class PollExecutor(WrapperExecutor[R]):
@@ -385,7 +195,7 @@ class PollExecutor(WrapperExecutor[R]):
             else check_non_negative("poll_timeout", poll_timeout)
         )
         self._open_metrics("poll")
-        self._poller = _Poller(
+        self._poller = PollThread(
             poll_fn,
             cancel_fn,
             interval,
@@ -401,7 +211,7 @@ class PollExecutor(WrapperExecutor[R]):
     def _submit(
         self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[T]:
-        future: _PollFuture[T] = _PollFuture(self._poller)
+        future: PollFuture[T] = PollFuture(self._poller)
         counts = self._counts
         counts.adopt(future)  # before any shutdown can see it and cancel it
         try:
@@ -412,7 +222,7 @@ class PollExecutor(WrapperExecutor[R]):
         try:
             delegate_future = self._submit_to_delegate(fn, args, kwargs)
         except BaseException as error:
-            future._try_set_exception(error)  # counted as failed; forgotten
+            future.fail(error)  # counted as failed; forgotten
             raise
         future._follow(delegate_future)
         return future
@@ -445,29 +255,29 @@ class PollExecutor(WrapperExecutor[R]):
         .. versionadded:: 0.2.0
         """
         self._check_open()
-        future: _PollFuture[T] = _PollFuture(self._poller)
+        future: PollFuture[T] = PollFuture(self._poller)
         descriptor = PollDescriptor(future, result)
         # What cancel() reads from the start: a shutdown that cancels the future
         # before it is polled calls the cancel function with its result.
-        future._descriptor = descriptor
+        future.attach(descriptor)
         self._counts.adopt(future)
         try:
             self._poller.add(future)
         except BaseException:
             self._counts.unadopt(future)
             raise
-        self._poller.start_polling(descriptor)
+        self._poller.start_polling(future, descriptor)
         return future
 
     def _wrapper_fields(self) -> dict[str, object]:
-        poller = self._poller
+        poller, core = self._poller, self._poller.core
         fields: dict[str, object] = {
-            "poll_fn": poller._poll_fn,
-            "cancel_fn": poller._cancel_fn,
-            "default_interval": poller._default_interval,
+            "poll_fn": poller.poll_fn,
+            "cancel_fn": poller.cancel_fn,
+            "default_interval": core.default_interval,
         }
-        if poller._max_batch is not None:
-            fields["max_batch"] = poller._max_batch
+        if core.max_batch is not None:
+            fields["max_batch"] = core.max_batch
         return fields
 
     def stats(self) -> PollStats:

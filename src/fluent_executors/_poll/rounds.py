@@ -1,15 +1,17 @@
 """The descriptors that one poll executor is polling, and the list that its poll
 function is given in each round.
 
-Contract: the poller (``_poll_thread._Poller``) holds its lock around every call
-here. Descriptors are taken in (:meth:`Polled.add`) in order of arrival and
-dropped (:meth:`Polled.discard`) once their future is done, from any thread. The
-poll thread takes the list of a round with :meth:`Polled.begin_round`, passes it
-to the poll function outside the lock (:meth:`Polled.lend`), and hands it back
-with :meth:`Polled.end_round`; in between, nobody but the poll function changes
-it. Between rounds, the poll thread cuts out the descriptors dropped meanwhile
-(:meth:`Polled.tidy`): ``discard`` asks for that once after each round, so that a
-list does not hold done futures and their results until the next round.
+Contract: the poll core (``core.PollCore``) makes every call here, under its
+driver's lock but for :meth:`Polled.lending` and :meth:`Polled.returned`.
+Descriptors (each a :class:`RoundEntry`) are taken in (:meth:`Polled.add`) in order
+of arrival and dropped (:meth:`Polled.discard`) once their future is done, from any
+thread. The driver takes the list of a round with :meth:`Polled.begin_round`,
+passes it to the poll function outside the lock (between :meth:`Polled.lending` and
+:meth:`Polled.returned`), and hands it back with :meth:`Polled.end_round`; in
+between, nobody but the poll function changes it. Between rounds, the driver cuts
+out the descriptors dropped meanwhile (:meth:`Polled.tidy`): ``discard`` asks for
+that once after each round, so that a list does not hold done futures and their
+results until the next round.
 
 Why one list for every round: the standard way, a fresh list per round, touches
 every descriptor twice per round (its reference count, as the list is made and
@@ -28,7 +30,7 @@ copy; one it keeps beyond the call (its reference count says so) is left to it,
 and a new one made from it. A list changed otherwise (``list.sort(descriptors)``,
 C code) is found out when its length has changed,
 or when a descriptor is not where its slot says: the list is then made anew from
-the futures outstanding (``recover``), and the poller logs a warning.
+the futures outstanding (``recover``), and the driver logs a warning.
 """
 
 from __future__ import annotations
@@ -39,14 +41,9 @@ import sys
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, filterfalse
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from .poll import PollDescriptor
-
-__all__ = ["MAX_RUNS", "Polled"]
-
-T = TypeVar("T")
+__all__ = ["MAX_RUNS", "Polled", "RoundEntry"]
 
 # Past this many runs of done descriptors in one compaction, a new list is made
 # instead: each run costs a bisection and a move of the pointers after it, about
@@ -63,7 +60,19 @@ _refcount: Callable[[object], int] | None = (
 )
 
 
-class _RoundList(list["PollDescriptor[Any]"]):
+class RoundEntry(Protocol):
+    """What the list of a round keeps on each descriptor: two fields that only
+    :class:`Polled` reads and writes, set to ``-1`` and ``False`` as the
+    descriptor is made (``core.PollEntry`` declares them)."""
+
+    _slot: int  # its number in order of arrival, once taken in
+    _gone: bool  # its future is done, and it was taken in
+
+
+E = TypeVar("E", bound=RoundEntry)
+
+
+class _RoundList(list[Any]):
     """The list that the poll function is given: a ``list`` whose methods that
     change it first save a copy of what it held (``original``)."""
 
@@ -105,17 +114,19 @@ for _name in (
     setattr(_RoundList, _name, _saving_first(_name))
 
 
-class Polled:
+class Polled(Generic[E]):
     """The descriptors being polled: taken in, and whose future is not done yet.
 
     Args:
         recover: what makes the list anew, if the poll function changed it other
-            than through its methods: every descriptor taken in whose future is
-            not done, in any order (called under the poller's lock).
+            than through its methods: every descriptor whose future is not done,
+            in any order (called under the driver's lock; those never taken in
+            or dropped already are left out here).
     """
 
     __slots__ = (
         "_count",
+        "_given",
         "_gone",
         "_in_round",
         "_kept",
@@ -125,10 +136,10 @@ class Polled:
         "_taken",
     )
 
-    def __init__(self, recover: Callable[[], Iterable[PollDescriptor[Any]]]) -> None:
+    def __init__(self, recover: Callable[[], Iterable[E]]) -> None:
         self._recover = recover
         self._round = _RoundList()  # in slot order, done ones not yet cut out
-        self._taken: list[PollDescriptor[Any]] = []  # since the round began
+        self._taken: list[E] = []  # since the round began
         self._gone: list[int] = []  # slots of done ones, in _round or _taken
         self._next_slot = 0
         # How many are polled: one field, which start_polling reads without the
@@ -138,18 +149,19 @@ class Polled:
         # What the poll function did with the list, as lend() saw it: kept it
         # beyond the call, or changed its length other than through its methods.
         self._kept = False
+        self._given = (0, 0)  # the round list's references and length, as lent
 
     def __len__(self) -> int:
         return self._count
 
-    def add(self, descriptor: PollDescriptor[Any]) -> None:
+    def add(self, descriptor: E) -> None:
         """Take ``descriptor`` in: it joins the next round."""
         descriptor._slot = self._next_slot
         self._next_slot += 1
         self._taken.append(descriptor)
         self._count += 1
 
-    def discard(self, descriptor: PollDescriptor[Any]) -> bool:
+    def discard(self, descriptor: E) -> bool:
         """Drop ``descriptor``, whose future is done (nothing if it was never
         taken in, or was dropped already).
 
@@ -176,7 +188,7 @@ class Polled:
         if self._gone and not self._in_round:
             self._compact()
 
-    def __iter__(self) -> Iterator[PollDescriptor[Any]]:
+    def __iter__(self) -> Iterator[E]:
         """The descriptors being polled, in order of arrival."""
         return filterfalse(_GONE, chain(self._round, self._taken))
 
@@ -192,21 +204,23 @@ class Polled:
         self._kept = False
         return self._round
 
-    def lend(
-        self,
-        poll: Callable[[list[PollDescriptor[Any]]], T],
-        batch: list[PollDescriptor[Any]],
-    ) -> T:
-        """``poll(batch)``, for the round's list ``batch``; notes whether ``poll``
-        keeps a reference to it, or changes its length other than through its
-        methods (outside the lock: only the poll thread calls)."""
-        size = len(batch)
-        given = 0 if _refcount is None else _refcount(batch)
-        try:
-            return poll(batch)
-        finally:
+    def lending(self, batch: list[E]) -> None:
+        """``batch`` goes to the poll function now (outside the lock: only the
+        driver calls). Call :meth:`returned` with it once the call is over, from
+        the same frame: for the round's list, the two note whether the poll
+        function keeps a reference to it, or changes its length other than
+        through its methods."""
+        if batch is self._round:
+            refs = 0 if _refcount is None else _refcount(batch)
+            self._given = (refs, len(batch))
+
+    def returned(self, batch: list[E]) -> None:
+        """The call that :meth:`lending` announced is over (it returned or
+        raised)."""
+        if batch is self._round:
+            refs, size = self._given
             self._kept = (
-                _refcount is None or _refcount(batch) > given or len(batch) != size
+                _refcount is None or _refcount(batch) > refs or len(batch) != size
             )
 
     def end_round(self) -> None:
@@ -259,6 +273,7 @@ class Polled:
     def _rebuild(self) -> None:
         """Make the list anew from ``recover()``: it was changed other than
         through its methods, and may have lost descriptors or their order."""
-        self._round = _RoundList(sorted(self._recover(), key=_SLOT))
+        live = [d for d in self._recover() if d._slot >= 0 and not d._gone]
+        self._round = _RoundList(sorted(live, key=_SLOT))
         self._taken, self._gone = [], []
         self._count = len(self._round)

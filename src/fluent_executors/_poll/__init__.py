@@ -1,0 +1,12 @@
+"""The machinery of :class:`~fluent_executors.PollExecutor` (public module:
+``fluent_executors.poll``), a poll core and its drivers, each layer importing only
+from those below it:
+
+- ``thread``: the thread driver, the poll thread of a ``PollExecutor``; a thin
+  loop that feeds the core events, and calls the poll and cancel functions;
+- ``descriptor``: ``PollDescriptor``, what the poll function is given, and the
+  executor's future, with the methods a driver calls on them (``PollDriver``);
+- ``core``: the poll core, the decisions of each round as a state machine that does
+  no I/O, starts no thread and reads no clock (``PollCore``, ``PollEntry``);
+- ``rounds``: the list of descriptors that each round passes to the poll function.
+"""
