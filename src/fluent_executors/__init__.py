@@ -50,6 +50,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
         ExecutorStats,
         PollStats,
         QueueStats,
+        RateLimitStats,
         RetryStats,
         SchedulerStats,
         TimeoutStats,
@@ -81,7 +82,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
     from .pools import ThreadPoolExecutor
     from .rate_limit import RateLimitExecutor
     from .ray import RayExecutor
-    from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy
+    from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy, retry_after
     from .sync import SyncExecutor
     from .throttle import ThrottleCount, ThrottleExecutor
     from .timeout import TimeoutExecutor
@@ -109,6 +110,7 @@ __all__ = [
     "ProxyFuture",
     "QueueStats",
     "RateLimitExecutor",
+    "RateLimitStats",
     "RayExecutor",
     "RetryExecutor",
     "RetryPolicy",
@@ -139,6 +141,7 @@ __all__ = [
     "f_traverse",
     "f_zip",
     "progress",
+    "retry_after",
     "scheduler_stats",
     "wait",
 ]
@@ -159,6 +162,7 @@ _DEFERRED = {
         "ExecutorStats",
         "PollStats",
         "QueueStats",
+        "RateLimitStats",
         "RetryStats",
         "SchedulerStats",
         "TimeoutStats",
@@ -190,7 +194,7 @@ _DEFERRED = {
     ".pools": ("ThreadPoolExecutor",),
     ".rate_limit": ("RateLimitExecutor",),
     ".ray": ("RayExecutor",),
-    ".retry": ("ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy"),
+    ".retry": ("ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy", "retry_after"),
     ".sync": ("SyncExecutor",),
     ".throttle": ("ThrottleCount", "ThrottleExecutor"),
     ".timeout": ("TimeoutExecutor",),

@@ -35,7 +35,7 @@ from ._callbacks import mark_library_thread, must_reraise
 from ._outstanding import Outstanding
 from ._polled import Polled
 from ._scheduler import call_later
-from ._wrapper import check_non_negative, seconds_returned
+from ._wrapper import seconds_returned
 
 if TYPE_CHECKING:
     from ._counts import Counts
@@ -79,6 +79,7 @@ class _Poller:
         self._poll_retry_policy = poll_retry_policy
         self._max_batch = max_batch
         self._poll_failures = 0  # consecutive failed calls of the poll function
+        self._failing_since = 0.0  # when the first of them failed
         self.any_deferred = False  # a descriptor was deferred: rounds filter
         # Until the first defer, every round passes every descriptor once (in one
         # call, or in calls of max_batch): PollDescriptor.polls and the time of the
@@ -573,6 +574,8 @@ class _Poller:
         pending if the poll retry policy says so, else fail them; return the delay
         until the next poll."""
         self._poll_failures += 1
+        if self._poll_failures == 1:
+            self._failing_since = _clock.monotonic()
         retry_in = self._retry_delay(error)
         if retry_in is not None:
             self._logger.warning(
@@ -604,15 +607,13 @@ class _Poller:
         policy = self._poll_retry_policy
         if policy is None:
             return None
+        from ._retry_policy import ask_policy  # loaded: the policy is one of its
+
         failed: Future[Any] = Future()
         failed.set_exception(error)
+        elapsed = _clock.monotonic() - self._failing_since
         try:
-            if not policy.should_retry(self._poll_failures, failed):
-                return None
-            return check_non_negative(
-                "the delay sleep_time returned",
-                policy.sleep_time(self._poll_failures, failed),
-            )
+            return ask_policy(policy, self._poll_failures, failed, elapsed)
         except BaseException:  # in the poll thread: contained
             self._logger.exception(
                 "poll retry policy %r of poll executor %r raised; failing the "
