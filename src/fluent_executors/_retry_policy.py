@@ -236,8 +236,9 @@ class ExceptionRetryPolicy(RetryPolicy):
         return _jitter_random().uniform(0.0, delay)
 
     def _hint(self, future: Future[Any]) -> float | None:
-        """The delay that the failed attempt ``future`` asks for, or ``None``."""
-        if self._delay_hint is None:
+        """The delay that the failed attempt ``future`` asks for, or ``None`` (also
+        for a future not done: ``sleep_time`` may be asked about any future)."""
+        if self._delay_hint is None or not future.done():
             return None
         cancelled, exception, _ = outcome(future)
         if cancelled or exception is None:
