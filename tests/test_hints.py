@@ -32,7 +32,7 @@ class CaseInsensitiveHeaders(dict[str, str]):
     """Headers as requests' ``CaseInsensitiveDict`` and httpx's ``Headers`` read
     them: ``get`` ignores the case of the name."""
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         for key, value in self.items():
             if key.lower() == name.lower():
                 return value
@@ -78,7 +78,7 @@ def http_date(seconds_from_now: float) -> str:
         (RateLimited(datetime.timedelta(minutes=2)), 120.0),
         (RateLimited("30"), 30.0),
         (FakeHTTPError(Retry_After="120"), 120.0),
-        (FakeHTTPError(**{"retry_after": "5"}), 5.0),  # a lower-case header name
+        (FakeHTTPError(429, retry_after="5"), 5.0),  # a lower-case header name
         (FakeHTTPError(503, Retry_After=" 3 "), 3.0),
         (FakeHTTPError(Retry_After=http_date(-3600)), 0.0),  # a date already past
         (FakeHTTPError(), None),  # a response without the header
@@ -152,7 +152,10 @@ class Failing:
         return "ok"
 
     def gaps(self) -> list[float]:
-        return [later - earlier for earlier, later in zip(self.times, self.times[1:])]
+        return [
+            later - earlier
+            for earlier, later in zip(self.times, self.times[1:], strict=False)
+        ]
 
 
 def run(policy: ExceptionRetryPolicy, *errors: BaseException) -> Failing:
@@ -260,9 +263,7 @@ def test_a_garbage_hint_falls_back_to_the_backoff_and_is_logged_once(
     failing = run(policy, hint, hint)
 
     assert failing.gaps() == [1.0, 2.0]
-    warnings = [
-        r for r in caplog.records if "ignoring the hint" in r.getMessage()
-    ]
+    warnings = [r for r in caplog.records if "ignoring the hint" in r.getMessage()]
     assert [r.levelno for r in warnings] == [logging.WARNING, logging.DEBUG]
 
 

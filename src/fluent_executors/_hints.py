@@ -27,7 +27,7 @@ def retry_after(error: BaseException) -> float | None:
 
     Looks, in order, at:
 
-    - ``error.retry_after``: a number of seconds, a :class:`datetime.timedelta`, or
+    - ``error.retry_after``: a number of seconds, a ``datetime.timedelta``, or
       a string read like the header (SDKs such as discord.py and
       python-telegram-bot raise exceptions with it);
     - the ``Retry-After`` header of ``error.response.headers`` (requests'

@@ -397,12 +397,16 @@ def _check_adaptive(
             "decrease_factor must be a real number, got "
             f"{type(decrease_factor).__name__}"
         )
-    if not 0 < decrease_factor < 1:  # also refuses NaN
+    try:
+        factor = float(decrease_factor)
+    except (OverflowError, ValueError):  # an int beyond a float, a signaling NaN
+        factor = math.nan
+    if not 0 < factor < 1:  # also refuses NaN
         raise ValueError(
             f"decrease_factor must be between 0 and 1 excluded, got {decrease_factor!r}"
         )
     checked = _Adaptive(
-        float(decrease_factor),
+        factor,
         check_non_negative("increase", increase, finite=True),
         check_non_negative("max_pause", max_pause, finite=True),
     )
