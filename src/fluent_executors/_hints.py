@@ -43,8 +43,11 @@ def retry_after(error: BaseException) -> float | None:
         Seconds, a finite ``float`` >= 0; ``None`` if ``error`` carries no hint.
 
     Raises:
-        ValueError: ``error`` carries a hint that is not a number of seconds >= 0
-            nor an HTTP date (a negative number, NaN, an unreadable header).
+        TypeError: ``error.retry_after`` is neither a number, a timedelta nor a
+            string.
+        ValueError: ``error`` carries a hint that is not a finite number of
+            seconds >= 0 nor an HTTP date (a negative number, NaN, an unreadable
+            header).
 
     .. versionadded:: 0.2.0
     """

@@ -45,7 +45,7 @@ def _too_many(error: BaseException) -> bool:
                 return True
     try:
         return retry_after(error) is not None
-    except ValueError:  # a hint, though not a readable one
+    except (TypeError, ValueError):  # a hint, though not a readable one
         return True
 
 
@@ -281,8 +281,14 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         # A timer that is due already is running, or about to; it may find the
         # window still full (after another thread took the place), so a new one
         # is needed then, and an extra wake-up is harmless.
+        # A timer due later than this (set before an adaptive rate grew) is
+        # replaced: the place frees up sooner.
         timer = self._timer
-        if due < math.inf and (timer is None or timer.when <= prepared):
+        if due < math.inf and (
+            timer is None or timer.when <= prepared or timer.when > due
+        ):
+            if timer is not None and timer.when > due:
+                timer.cancel()
             self._timer = _scheduler.call_at(due, self._pump, may_block=True)
         return None
 
