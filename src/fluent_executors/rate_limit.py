@@ -321,21 +321,24 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         pause = self._hint(error)
         now = _clock.monotonic()
         with self._lock:
-            if now >= self._last_cut + self._period:  # once per period
+            cut = now >= self._last_cut + self._period  # once per period
+            if cut:
                 self._last_cut = now
                 self._cuts += 1
                 self._rate = max(self._rate * adaptive.decrease_factor, 1.0)
                 self._set_limit()
+            rate = self._rate
             if pause is not None:
-                until = now + min(pause, adaptive.max_pause)
-                self._paused_until = max(self._paused_until, until)
-        self._logger.info(
-            "rate limit executor %r: too many requests; %.3g calls per %s s now%s",
-            self.name,
-            self._rate,
-            self._period,
-            "" if pause is None else f", paused for {pause:.3g} s",
-        )
+                pause = min(pause, adaptive.max_pause)
+                self._paused_until = max(self._paused_until, now + pause)
+        if cut:  # logged once per period at most, as it is cut
+            self._logger.info(
+                "rate limit executor %r: too many requests; %.3g calls per %s s now%s",
+                self.name,
+                rate,
+                self._period,
+                "" if pause is None else f", paused for {pause:.3g} s",
+            )
 
     def _set_limit(self) -> bool:
         """Set the calls allowed per window from the rate (under the lock); return
