@@ -226,6 +226,7 @@ BENCHMARKS = [
     "bench/memory.py",
     "bench/retry_flaky.py",
     "bench/remote_tasks.py",
+    "bench/adaptive_rate.py",
     "bench/metrics_overhead.py",
 ]
 BENCH_OUT = Path("docs/bench")  # the tables and plots docs/performance.rst shows

@@ -52,6 +52,7 @@ SCRIPTS = (
     "memory",
     "retry_flaky",
     "remote_tasks",
+    "adaptive_rate",
     "metrics_overhead",
 )
 PACKAGES = (
@@ -222,6 +223,42 @@ def plot_combinators(directory: Path, plt: Any) -> Any:
     return figure
 
 
+def plot_adaptive_rate(directory: Path, plt: Any) -> Any:
+    header, rows = read(directory, "adaptive_rate_trace")
+    _, summary = read(directory, "adaptive_rate")
+    figure, (trace, seconds, refused) = plt.subplots(
+        1, 3, figsize=(12, 3.8), gridspec_kw={"width_ratios": [2.2, 1, 1]}
+    )
+    seconds_axis = [int(row[0]) for row in rows]
+    for column in range(2, len(header)):
+        trace.plot(
+            seconds_axis,
+            [number(row[column]) for row in rows],
+            label=header[column].removeprefix("accepted, "),
+        )
+    trace.plot(
+        seconds_axis,
+        [number(row[1]) for row in rows],
+        color="C0",
+        linestyle=":",
+        label="adaptive rate (limit)",
+    )
+    trace.set_xlabel("seconds (virtual clock)")
+    trace.set_ylabel("calls accepted per second")
+    trace.legend(fontsize=7)
+    labels = [plain(row[0]) for row in summary]
+    for ax, column, title in ((seconds, 1, "seconds"), (refused, 2, "refused calls")):
+        values = [number(row[column]) or 0.0 for row in summary]
+        bars = ax.barh(labels, values, color=[f"C{i}" for i in range(len(summary))])
+        ax.bar_label(bars, [row[column] for row in summary], fontsize=7, padding=2)
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_xlim(0, max(values) * 1.45 or 1)
+        ax.invert_yaxis()
+    refused.set_yticks([])
+    return figure
+
+
 PLOTS: dict[str, Callable[[Path, Any], Any]] = {
     "layers": plot_layers,
     "poll_scale": plot_poll_scale,
@@ -234,6 +271,7 @@ PLOTS: dict[str, Callable[[Path, Any], Any]] = {
         "remote_tasks",
         [(1, "requests"), (3, "CPU seconds"), (4, "threads"), (6, "lateness p99, ms")],
     ),
+    "adaptive_rate": plot_adaptive_rate,
 }
 
 

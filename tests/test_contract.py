@@ -54,6 +54,7 @@ from fluent_executors import (
     PollStats,
     QueueStats,
     RateLimitExecutor,
+    RateLimitStats,
     RetryExecutor,
     RetryStats,
     SyncExecutor,
@@ -200,7 +201,7 @@ STATS_OF: dict[type[Any], tuple[str, type[ExecutorStats]]] = {
     MapExecutor: ("map", ExecutorStats),
     FlatMapExecutor: ("flat_map", ExecutorStats),
     ThrottleExecutor: ("throttle", QueueStats),
-    RateLimitExecutor: ("rate_limit", QueueStats),
+    RateLimitExecutor: ("rate_limit", RateLimitStats),
     CancelOnShutdownExecutor: ("cancel_on_shutdown", ExecutorStats),
 }
 

@@ -76,7 +76,7 @@ class Driver:
         failures = []
         while (batch := core.next_batch(now)) is not None:
             core.lending(batch)
-            failures.append(core.raised(batch, error))
+            failures.append(core.raised(batch, error, now))
         core.end_round(now)
         return failures
 

@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
         ExecutorStats,
         PollStats,
         QueueStats,
+        RateLimitStats,
         RetryStats,
         SchedulerStats,
         TimeoutStats,
@@ -85,7 +86,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
     from .pools import ThreadPoolExecutor
     from .rate_limit import RateLimitExecutor
     from .ray import RayExecutor
-    from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy
+    from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy, retry_after
     from .sync import SyncExecutor
     from .throttle import ThrottleCount, ThrottleExecutor
     from .timeout import TimeoutExecutor
@@ -113,6 +114,7 @@ __all__ = [
     "ProxyFuture",
     "QueueStats",
     "RateLimitExecutor",
+    "RateLimitStats",
     "RayExecutor",
     "RetryExecutor",
     "RetryPolicy",
@@ -143,6 +145,7 @@ __all__ = [
     "f_traverse",
     "f_zip",
     "progress",
+    "retry_after",
     "scheduler_stats",
     "wait",
 ]
@@ -163,6 +166,7 @@ _DEFERRED = {
         "ExecutorStats",
         "PollStats",
         "QueueStats",
+        "RateLimitStats",
         "RetryStats",
         "SchedulerStats",
         "TimeoutStats",
@@ -194,7 +198,7 @@ _DEFERRED = {
     ".pools": ("ThreadPoolExecutor",),
     ".rate_limit": ("RateLimitExecutor",),
     ".ray": ("RayExecutor",),
-    ".retry": ("ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy"),
+    ".retry": ("ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy", "retry_after"),
     ".sync": ("SyncExecutor",),
     ".throttle": ("ThrottleCount", "ThrottleExecutor"),
     ".timeout": ("TimeoutExecutor",),

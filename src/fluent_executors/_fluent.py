@@ -358,6 +358,12 @@ class FluentExecutor(Executor, Generic[R]):
         period: float = 1.0,
         logger: logging.Logger | None = None,
         name: str | None = None,
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
     ) -> RateLimitExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.RateLimitExecutor`.
 
@@ -371,7 +377,16 @@ class FluentExecutor(Executor, Generic[R]):
         from .rate_limit import RateLimitExecutor
 
         return RateLimitExecutor(
-            self, max_calls, period, logger, self._chain_name(name)
+            self,
+            max_calls,
+            period,
+            logger,
+            self._chain_name(name),
+            adaptive=adaptive,
+            too_many=too_many,
+            decrease_factor=decrease_factor,
+            increase=increase,
+            max_pause=max_pause,
         )
 
     def with_cancel_on_shutdown(

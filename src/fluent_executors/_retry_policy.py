@@ -14,13 +14,20 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any
 
+from ._hints import DelayHint, retry_after
 from ._proxy import outcome
 from ._wrapper import check_callable, check_non_negative
 
 if TYPE_CHECKING:
     import random
 
-__all__ = ["ExceptionRetryPolicy", "RetryPolicy", "check_policy", "success_is_final"]
+__all__ = [
+    "ExceptionRetryPolicy",
+    "RetryPolicy",
+    "ask_policy",
+    "check_policy",
+    "success_is_final",
+]
 
 
 class RetryPolicy:
@@ -107,6 +114,13 @@ class ExceptionRetryPolicy(RetryPolicy):
     the delay is instead drawn uniformly between 0 and that value ("full jitter"),
     which spreads out the retries of many clients that failed together.
 
+    A failure may say itself how long to wait: a ``429 Too Many Requests`` or a
+    ``503`` with a ``Retry-After`` header. ``delay_hint`` reads that hint from the
+    attempt's exception; when it gives one, the delay is the hint (at most
+    ``max_sleep``, without jitter) instead of the backoff. A hinted delay that
+    would start the next attempt beyond ``max_duration`` ends the retries then, as
+    a backoff delay does. See the retry page, "Server-hinted delays".
+
     When no retry is left, the executor's future resolves like the last attempt: it
     fails with the last exception, or holds the last result.
 
@@ -128,12 +142,23 @@ class ExceptionRetryPolicy(RetryPolicy):
         before_sleep: if not ``None``, called as ``before_sleep(attempt, future,
             delay)`` before each wait for a retry (for example to log it), with
             the attempt number, the attempt's future and the delay in seconds.
+        delay_hint: keyword-only; ``delay_hint(exception) -> float | None``, the
+            seconds that the exception of a failed attempt asks to wait, or
+            ``None`` for none (then the backoff applies). The default,
+            :func:`~fluent_executors.retry_after`, reads a ``retry_after``
+            attribute or a ``Retry-After`` header (seconds or an HTTP date) of
+            the exception's ``response``. ``None`` ignores hints. A function
+            that raises, or returns something other than ``None`` or a finite
+            number >= 0, gives no hint: the backoff applies, and the first such
+            case is logged at ``WARNING``.
+
+            .. versionadded:: 0.2.0
 
     Raises:
         TypeError: an argument has the wrong type: ``max_attempts`` is not an
             ``int``; ``jitter`` is not a ``bool``; a number is not a real number;
             ``exception_base`` is not an exception type or a tuple or list of
-            them; a hook is not callable.
+            them; a hook or ``delay_hint`` is not callable.
         ValueError: ``max_attempts`` is below 1; a number is negative or NaN;
             ``sleep`` or ``exponent`` is infinite.
     """
@@ -150,6 +175,7 @@ class ExceptionRetryPolicy(RetryPolicy):
         max_duration: float | None = None,
         retry_on_result: Callable[[Any], object] | None = None,
         before_sleep: Callable[[int, Future[Any], float], object] | None = None,
+        delay_hint: Callable[[BaseException], float | None] | None = retry_after,
     ) -> None:
         if not isinstance(max_attempts, int) or isinstance(max_attempts, bool):
             raise TypeError(
@@ -176,6 +202,9 @@ class ExceptionRetryPolicy(RetryPolicy):
             check_callable("before_sleep", before_sleep)
         self._retry_on_result = retry_on_result
         self._before_sleep = before_sleep
+        self._delay_hint = (
+            None if delay_hint is None else DelayHint(delay_hint, "a retry policy")
+        )
 
     def should_retry(self, attempt: int, future: Future[Any]) -> bool:
         """Return ``True`` if the attempt's outcome calls for a retry and fewer than
@@ -192,7 +221,12 @@ class ExceptionRetryPolicy(RetryPolicy):
         return self._retry_on_result is not None and bool(self._retry_on_result(result))
 
     def sleep_time(self, attempt: int, future: Future[Any]) -> float:
-        """Return the backoff delay after attempt ``attempt`` (see the class)."""
+        """Return the delay after attempt ``attempt``: the hint of its exception
+        if ``delay_hint`` gives one (at most ``max_sleep``), else the backoff (see
+        the class)."""
+        hint = self._hint(future)
+        if hint is not None:
+            return min(hint, self._max_sleep)
         try:
             delay = min(self._sleep * self._exponent ** (attempt - 1), self._max_sleep)
         except OverflowError:  # a huge attempt count: the cap applies, unless sleep=0
@@ -200,6 +234,16 @@ class ExceptionRetryPolicy(RetryPolicy):
         if not self._jitter:
             return delay
         return _jitter_random().uniform(0.0, delay)
+
+    def _hint(self, future: Future[Any]) -> float | None:
+        """The delay that the failed attempt ``future`` asks for, or ``None`` (also
+        for a future not done: ``sleep_time`` may be asked about any future)."""
+        if self._delay_hint is None or not future.done():
+            return None
+        cancelled, exception, _ = outcome(future)
+        if cancelled or exception is None:
+            return None
+        return self._delay_hint(exception)
 
     def next_delay(
         self, attempt: int, future: Future[Any], elapsed: float
@@ -220,8 +264,17 @@ class ExceptionRetryPolicy(RetryPolicy):
             f"ExceptionRetryPolicy(max_attempts={self._max_attempts}, "
             f"exponent={self._exponent}, sleep={self._sleep}, "
             f"max_sleep={self._max_sleep}, exception_base={self._exception_base}, "
-            f"jitter={self._jitter}, max_duration={self._max_duration})"
+            f"jitter={self._jitter}, max_duration={self._max_duration}"
+            f"{self._delay_hint_repr()})"
         )
+
+    def _delay_hint_repr(self) -> str:
+        """``delay_hint`` for the repr, unless it is the default."""
+        if self._delay_hint is None:
+            return ", delay_hint=None"
+        if self._delay_hint.function is retry_after:
+            return ""
+        return f", delay_hint={self._delay_hint!r}"
 
 
 # The methods an ExceptionRetryPolicy runs to decide about an attempt, as defined.
@@ -251,6 +304,26 @@ def success_is_final(policy: RetryPolicy) -> bool:
         )
         == _DECIDERS
     )
+
+
+def ask_policy(
+    policy: RetryPolicy, attempt: int, future: Future[Any], elapsed: float
+) -> float | None:
+    """Ask ``policy`` about the failed attempt ``future``, as the retry executor and
+    the poll thread both do: :meth:`RetryPolicy.next_delay`, its delay checked.
+
+    Returns:
+        The seconds before the next attempt (``math.inf``: never), or ``None`` for
+        no retry.
+
+    Raises:
+        TypeError, ValueError: the policy gave a delay that is not a number >= 0.
+        BaseException: whatever the policy raised.
+    """
+    delay = policy.next_delay(attempt, future, elapsed)
+    if delay is None:
+        return None
+    return check_non_negative("the retry delay", delay)
 
 
 def _exception_types(exception_base: object) -> tuple[type[BaseException], ...]:

@@ -17,6 +17,7 @@ __all__ = [
     "ExecutorStats",
     "PollStats",
     "QueueStats",
+    "RateLimitStats",
     "RetryStats",
     "SchedulerStats",
     "TimeoutStats",
@@ -169,6 +170,28 @@ class QueueStats(ExecutorStats):
     """
 
     queued: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class RateLimitStats(QueueStats):
+    """The stats of a :class:`~fluent_executors.RateLimitExecutor`: those of a
+    queue (:class:`QueueStats`) and its current limit.
+
+    Attributes:
+        rate: the calls allowed per period now (``float``): ``max_calls`` without
+            ``adaptive``; with it, lower after failures that said "too many",
+            growing back towards ``max_calls`` with each success. At most
+            ``int(rate)`` calls, and never fewer than 1, begin in any period.
+        cuts: how many times ``adaptive`` cut the rate (``int``; 0 without it).
+        paused: whether the executor waits now for the end of a ``Retry-After``
+            pause (``bool``).
+
+    .. versionadded:: 0.2.0
+    """
+
+    rate: float
+    cuts: int
+    paused: bool
 
 
 @dataclass(frozen=True, kw_only=True)

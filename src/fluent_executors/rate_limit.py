@@ -1,19 +1,52 @@
-"""RateLimitExecutor: at most ``max_calls`` submissions to the delegate per period."""
+"""RateLimitExecutor: at most ``max_calls`` submissions to the delegate per period,
+or, ``adaptive``, fewer while the service answers "too many"."""
 
 from __future__ import annotations
 
 import logging
 import math
+import numbers
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from . import _clock, _scheduler
 from ._fluent import FluentExecutor, R, SameResult
+from ._hints import DelayHint, retry_after
+from ._proxy import outcome
 from ._queueing import QueueingExecutor
-from ._wrapper import check_non_negative
+from ._wrapper import check_callable, check_non_negative
+
+if TYPE_CHECKING:
+    from ._stats import RateLimitStats
 
 __all__ = ["RateLimitExecutor"]
+
+# The statuses of an HTTP answer that say "too many requests": 429, and 503 (which
+# services send with a Retry-After when overloaded).
+_TOO_MANY_STATUSES = frozenset({429, 503})
+
+
+def _too_many(error: BaseException) -> bool:
+    """The default ``too_many`` predicate: ``error`` carries an HTTP status 429 or
+    503 (on its ``response``, as ``status_code`` or ``status``, or on itself, as
+    ``status_code``, ``status`` or ``code``), or a ``Retry-After`` hint."""
+    response = getattr(error, "response", None)
+    for holder, names in (
+        (response, ("status_code", "status")),
+        (error, ("status_code", "status", "code")),
+    ):
+        if holder is None:
+            continue
+        for name in names:
+            status = getattr(holder, name, None)
+            if isinstance(status, int) and status in _TOO_MANY_STATUSES:
+                return True
+    try:
+        return retry_after(error) is not None
+    except (TypeError, ValueError):  # a hint, though not a readable one
+        return True
 
 
 class _Call:
@@ -52,6 +85,23 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
     callable's future fails with the error, a warning is logged, and the call
     leaves the window (it was refused: the next one may go).
 
+    With ``adaptive=True`` the limit follows what the service says (additive
+    increase, multiplicative decrease, as TCP does): a future that fails with an
+    exception that ``too_many`` classifies as "too many requests" (by default an
+    HTTP status 429 or 503, or a ``Retry-After`` hint: see
+    :func:`~fluent_executors.retry_after`) cuts the current rate, the calls
+    allowed per period, to ``decrease_factor`` times itself (at most once per
+    period: the failures of one burst count as one), and, if the exception
+    carries a ``Retry-After`` hint, nothing is passed on until the hint's delay
+    (at most ``max_pause`` seconds) has passed. Each future that succeeds raises
+    the rate by ``increase / rate``, so that a period's worth of successes adds
+    ``increase`` calls per period, back up to ``max_calls``. At most
+    ``int(rate)`` calls, and at least 1, begin in any window of ``period``
+    seconds. :meth:`stats` shows the current rate and the number of cuts. The
+    futures that failed are not retried here: chain a retry executor outside
+    this one (``.with_rate_limit(...).with_retry(...)``), whose attempts then
+    pass the limit too.
+
     Args:
         delegate: the executor that runs the submitted callables.
         max_calls: the most callables passed on in any window of ``period``
@@ -60,12 +110,39 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         logger: where to log; default
             ``logging.getLogger("fluent_executors.rate_limit")``.
         name: the executor's name, used in log messages.
+        adaptive: keyword-only; adapt the rate to the "too many" failures (see
+            above). Default ``False``: ``max_calls`` always.
+
+            .. versionadded:: 0.2.0
+        too_many: keyword-only, with ``adaptive``; ``too_many(exception) ->
+            bool``, whether a failure means "too many requests". One that raises
+            is logged (at ``WARNING`` the first time) and read as ``False``.
+            Default: a 429 or 503 status, or a ``Retry-After`` hint.
+
+            .. versionadded:: 0.2.0
+        decrease_factor: keyword-only, with ``adaptive``; the factor, between 0
+            and 1 (both excluded), that a cut multiplies the rate by. Default 0.5.
+
+            .. versionadded:: 0.2.0
+        increase: keyword-only, with ``adaptive``; the calls per period that a
+            period's worth of successes adds to the rate (``float`` >= 0;
+            0 never raises it again). Default 1.0.
+
+            .. versionadded:: 0.2.0
+        max_pause: keyword-only, with ``adaptive``; the longest pause, in
+            seconds, that a ``Retry-After`` hint makes (``float`` >= 0). Default
+            300.0.
+
+            .. versionadded:: 0.2.0
 
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``max_calls`` is not an
-            ``int``; ``period`` is not a real number; ``name`` is not a ``str``.
+            ``int``; ``period``, ``decrease_factor``, ``increase`` or
+            ``max_pause`` is not a real number; ``name`` is not a ``str``;
+            ``adaptive`` is not a ``bool``; ``too_many`` is not callable.
         ValueError: ``max_calls`` is less than 1; ``period`` is not positive, or is
-            infinite or NaN.
+            infinite or NaN; ``decrease_factor`` is not between 0 and 1;
+            ``increase`` or ``max_pause`` is negative, infinite or NaN.
 
     Type parameters:
         R: the delegate's result type (see :ref:`guide-result-types`).
@@ -79,6 +156,12 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         period: float = 1.0,
         logger: logging.Logger | None = None,
         name: str = "default",
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
     ) -> None: ...
 
     @overload
@@ -89,6 +172,12 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         period: float = 1.0,
         logger: logging.Logger | None = None,
         name: str = "default",
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
     ) -> None: ...
 
     def __init__(
@@ -98,6 +187,12 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         period: float = 1.0,
         logger: logging.Logger | None = None,
         name: str = "default",
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
     ) -> None:
         super().__init__(delegate, block=False, logger=logger, name=name)
         if not isinstance(max_calls, int) or isinstance(max_calls, bool):
@@ -111,10 +206,47 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         self._period = seconds
         self._calls: deque[_Call] = deque()  # the calls of the window, oldest first
         self._timer: _scheduler.TimerHandle | None = None
+        self._adaptive = _check_adaptive(
+            adaptive, too_many, decrease_factor, increase, max_pause
+        )
+        self._rate = float(max_calls)  # calls allowed per period now
+        self._limit = max_calls  # int(self._rate), at least 1
+        self._cuts = 0
+        self._last_cut = -math.inf  # when the rate was last cut (_clock)
+        self._paused_until = -math.inf  # no call before then (_clock)
+        self._too_many: Callable[[BaseException], object] = too_many or _too_many
+        self._warned_too_many = False
+        self._hint = DelayHint(retry_after, f"rate limit executor {name!r}")
         self._open_metrics("rate_limit")
 
     def _wrapper_fields(self) -> dict[str, object]:
-        return {"max_calls": self.max_calls, "period": self.period}
+        fields: dict[str, object] = {"max_calls": self.max_calls, "period": self.period}
+        if self._adaptive is not None:
+            fields["adaptive"] = True
+        return fields
+
+    def stats(self) -> RateLimitStats:
+        """What this executor has done with the futures its ``submit`` returned, and
+        is doing now (see :meth:`FluentExecutor.stats
+        <fluent_executors.FluentExecutor.stats>`; *pending* are the callables in
+        its queue, *running* those passed on to the delegate and not done), and
+        its current rate.
+
+        Returns:
+            A :class:`~fluent_executors.RateLimitStats`.
+
+        .. versionadded:: 0.2.0
+        """
+        from ._stats import RateLimitStats  # on first use: see _stats
+
+        fields = self._counts.fields()
+        return RateLimitStats(
+            **fields,
+            queued=fields["pending"],
+            rate=self._rate,
+            cuts=self._cuts,
+            paused=_clock.monotonic() < self._paused_until,
+        )
 
     @property
     def max_calls(self) -> int:
@@ -133,18 +265,30 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         calls = self._calls
         while calls and calls[0].time + self._period <= prepared:
             calls.popleft()
-        if len(calls) < self._max_calls:
+        limit = self._limit
+        if prepared < self._paused_until:  # a Retry-After pause
+            due = self._paused_until
+        elif len(calls) < limit:
             call = _Call()
             calls.append(call)
             return call
-        # Wake up when the oldest call leaves the window. While it is in progress
-        # its time is unknown; the thread making it pumps again once it is known.
+        else:
+            # Wake up when enough calls have left the window for one more (the
+            # oldest, unless adaptive cut the limit). While that call is in
+            # progress its time is unknown; the thread making it pumps again
+            # once it is known.
+            due = calls[len(calls) - limit].time + self._period
         # A timer that is due already is running, or about to; it may find the
         # window still full (after another thread took the place), so a new one
         # is needed then, and an extra wake-up is harmless.
-        due = calls[0].time + self._period
+        # A timer due later than this (set before an adaptive rate grew) is
+        # replaced: the place frees up sooner.
         timer = self._timer
-        if due < math.inf and (timer is None or timer.when <= prepared):
+        if due < math.inf and (
+            timer is None or timer.when <= prepared or timer.when > due
+        ):
+            if timer is not None and timer.when > due:
+                timer.cancel()
             self._timer = _scheduler.call_at(due, self._pump, may_block=True)
         return None
 
@@ -154,6 +298,72 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
                 self._calls.remove(token)
             return
         token.time = _clock.monotonic()
+        if self._adaptive is not None:
+            upstream.add_done_callback(self._on_outcome)
+
+    def _on_outcome(self, upstream: Future[Any]) -> None:
+        """Adapt the rate to the outcome of a call passed on (``adaptive``)."""
+        adaptive = self._adaptive
+        assert adaptive is not None
+        cancelled, error, _ = outcome(upstream)
+        if cancelled:
+            return
+        if error is None:
+            with self._lock:
+                rate = self._rate
+                self._rate = min(rate + adaptive.increase / rate, self._max_calls)
+                raised = self._set_limit()
+            if raised:
+                self._pump()
+            return
+        if not self._is_too_many(error):
+            return
+        pause = self._hint(error)
+        now = _clock.monotonic()
+        with self._lock:
+            cut = now >= self._last_cut + self._period  # once per period
+            if cut:
+                self._last_cut = now
+                self._cuts += 1
+                self._rate = max(self._rate * adaptive.decrease_factor, 1.0)
+                self._set_limit()
+            rate = self._rate
+            if pause is not None:
+                pause = min(pause, adaptive.max_pause)
+                self._paused_until = max(self._paused_until, now + pause)
+        if cut:  # logged once per period at most, as it is cut
+            self._logger.info(
+                "rate limit executor %r: too many requests; %.3g calls per %s s now%s",
+                self.name,
+                rate,
+                self._period,
+                "" if pause is None else f", paused for {pause:.3g} s",
+            )
+
+    def _set_limit(self) -> bool:
+        """Set the calls allowed per window from the rate (under the lock); return
+        whether that raised it."""
+        limit = max(int(self._rate), 1)
+        raised = limit > self._limit
+        self._limit = limit
+        return raised
+
+    def _is_too_many(self, error: BaseException) -> bool:
+        """``too_many(error)``, contained: one that raises is read as ``False``."""
+        try:
+            return bool(self._too_many(error))
+        except BaseException:  # a user's callable, in a delegate's thread
+            level = logging.DEBUG if self._warned_too_many else logging.WARNING
+            self._warned_too_many = True
+            self._logger.log(
+                level,
+                "too_many predicate %r of rate limit executor %r raised; read as "
+                "False (warned once)",
+                self._too_many,
+                self.name,
+                exc_info=True,
+            )
+            return False
 
     def _after_unqueue(self) -> tuple[bool, bool] | None:
         # Nothing left to wait for: let the scheduler thread end if it can.
@@ -161,3 +371,52 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
             self._timer.cancel()
             self._timer = None
         return super()._after_unqueue()
+
+
+class _Adaptive:
+    """The settings of an adaptive rate (checked)."""
+
+    __slots__ = ("decrease_factor", "increase", "max_pause")
+
+    def __init__(
+        self, decrease_factor: float, increase: float, max_pause: float
+    ) -> None:
+        self.decrease_factor = decrease_factor
+        self.increase = increase
+        self.max_pause = max_pause
+
+
+def _check_adaptive(
+    adaptive: object,
+    too_many: object,
+    decrease_factor: object,
+    increase: object,
+    max_pause: object,
+) -> _Adaptive | None:
+    """The adaptive settings, checked (``None`` without ``adaptive``); raise naming
+    the bad argument."""
+    if not isinstance(adaptive, bool):
+        raise TypeError(f"adaptive must be a bool, got {type(adaptive).__name__}")
+    if too_many is not None:
+        check_callable("too_many", too_many)
+    if not isinstance(decrease_factor, numbers.Real) or isinstance(
+        decrease_factor, bool
+    ):
+        raise TypeError(
+            "decrease_factor must be a real number, got "
+            f"{type(decrease_factor).__name__}"
+        )
+    try:
+        factor = float(decrease_factor)
+    except (OverflowError, ValueError):  # an int beyond a float, a signaling NaN
+        factor = math.nan
+    if not 0 < factor < 1:  # also refuses NaN
+        raise ValueError(
+            f"decrease_factor must be between 0 and 1 excluded, got {decrease_factor!r}"
+        )
+    checked = _Adaptive(
+        factor,
+        check_non_negative("increase", increase, finite=True),
+        check_non_negative("max_pause", max_pause, finite=True),
+    )
+    return checked if adaptive else None

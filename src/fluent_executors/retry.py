@@ -11,19 +11,20 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from . import _clock
 from ._fluent import FluentExecutor, R, SameResult
+from ._hints import retry_after
 from ._logging import trace
 from ._outstanding import Outstanding
 from ._proxy import ProxyFuture, outcome
 from ._retry_policy import (
     ExceptionRetryPolicy,
     RetryPolicy,
+    ask_policy,
     check_policy,
     success_is_final,
 )
 from ._scheduler import TimerHandle, call_later
 from ._wrapper import (
     WrapperExecutor,
-    check_non_negative,
     check_submittable,
     shutdown_delegate,
 )
@@ -31,8 +32,9 @@ from ._wrapper import (
 if TYPE_CHECKING:
     from ._stats import RetryStats
 
-__all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy"]  # policies: from
-# _retry_policy, also used by the poll executor (poll_retry_policy)
+__all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy", "retry_after"]
+# policies: from _retry_policy, also used by the poll executor (poll_retry_policy);
+# retry_after: from _hints, also used by the rate limit executor
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -197,11 +199,8 @@ class _RetryFuture(ProxyFuture[T]):
         the future then ends with the attempt's outcome, as in more-executors)."""
         elapsed = _clock.monotonic() - self._started
         try:
-            delay = self._policy.next_delay(self._attempts, upstream, elapsed)
-            if delay is None:
-                return None
             # math.inf: never; the future waits until cancelled.
-            return check_non_negative("the retry delay", delay)
+            return ask_policy(self._policy, self._attempts, upstream, elapsed)
         except BaseException as error:  # a future left pending would hang its waiters
             if not (isinstance(error, CancelledError) and upstream.cancelled()):
                 self._executor._logger.exception(

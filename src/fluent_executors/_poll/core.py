@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
-from .._wrapper import check_non_negative, seconds_returned
+from .._wrapper import seconds_returned
 from .rounds import Polled
 
 if TYPE_CHECKING:
@@ -158,6 +158,7 @@ class PollCore(Generic[E]):
         self._full_round_at = 0.0  # when the last one started
         self._counting_rounds = True
         self._poll_failures = 0  # consecutive failed calls of the poll function
+        self._failing_since = 0.0  # when the first of them failed
         # The poll function changed its list behind its methods: None never,
         # True not told yet, False told.
         self._list_changed: bool | None = None
@@ -404,26 +405,31 @@ class PollCore(Generic[E]):
         self._delay = min(self._delay, delay)
         return True
 
-    def raised(self, batch: list[E], error: BaseException) -> PollFailure:
-        """The poll function raised ``error`` for ``batch``: the
+    def raised(self, batch: list[E], error: BaseException, now: float) -> PollFailure:
+        """The poll function raised ``error`` for ``batch`` at ``now``: the
         ``poll_retry_policy`` decides whether its futures stay pending (then the
         next poll comes after the policy's delay) or fail with ``error`` (the
-        driver fails them; the next poll comes after ``default_interval``). A
-        policy that raises, or gives a bad delay, counts as "fail"."""
+        driver fails them; the next poll comes after ``default_interval``). It is
+        asked as the retry executor asks it (``next_delay``, with the seconds since
+        the first failure in a row: ``max_duration``, ``before_sleep`` and delay
+        hints apply). A policy that raises, or gives a bad delay, counts as
+        "fail"."""
         self._polled.returned(batch)
         self._poll_failures += 1
         failures = self._poll_failures
+        if failures == 1:
+            self._failing_since = now
         retry_in, policy_error = None, None
         policy = self.poll_retry_policy
         if policy is not None:
+            from .._retry_policy import ask_policy  # loaded: the policy is one of its
+
             failed: Future[Any] = Future()
             failed.set_exception(error)
             try:
-                if policy.should_retry(failures, failed):
-                    retry_in = check_non_negative(
-                        "the delay sleep_time returned",
-                        policy.sleep_time(failures, failed),
-                    )
+                retry_in = ask_policy(
+                    policy, failures, failed, now - self._failing_since
+                )
             except BaseException as raised:  # the policy's: contained
                 policy_error = raised
         if retry_in is None:

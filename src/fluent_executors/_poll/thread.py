@@ -429,7 +429,7 @@ class PollThread:
         """After the poll function raised ``error`` (in its ``except`` block): leave
         the futures of ``batch`` pending if the core says so (its poll retry
         policy), else fail them."""
-        failure = self.core.raised(batch, error)
+        failure = self.core.raised(batch, error, _clock.monotonic())
         if failure.policy_error is not None:
             self._logger.exception(
                 "poll retry policy %r of poll executor %r raised; failing the "
