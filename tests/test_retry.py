@@ -663,17 +663,23 @@ def test_an_attempt_cancelled_by_an_inner_timeout_is_retried() -> None:
         retried.append(future.cancelled())
         blocker.set()  # the next attempt gets the worker
 
-    with Executors.thread_pool(max_workers=1) as single:
-        single.submit(blocker.wait, 5)
-        # The timeout cancels the first attempt, queued behind the blocker.
-        # Later attempts may time out too on a slow machine: room for a few.
-        executor = single.with_timeout(0.1).with_retry(
-            max_attempts=10, sleep=0.001, before_sleep=release_the_pool
-        )
-        future = executor.submit(Flaky(failures=0))
+    # On the virtual clock: the timeout fires when the test says, not when a
+    # loaded machine gets round to the attempt.
+    try:
+        with virtual_time() as clock, Executors.thread_pool(max_workers=1) as single:
+            single.submit(blocker.wait)
+            executor = single.with_timeout(0.1).with_retry(
+                max_attempts=2, sleep=0.001, before_sleep=release_the_pool
+            )
+            future = executor.submit(Flaky(failures=0))
 
-        assert future.result(timeout=5) == "ok"
-        assert retried[0] is True  # the first attempt was cancelled, and retried
+            clock.advance(0.1)  # the first attempt, behind the blocker, times out
+            clock.advance(0.001)  # the second is submitted, to a free worker
+
+            assert future.result(timeout=5) == "ok"
+            assert retried == [True]  # the first attempt was cancelled, and retried
+    finally:
+        blocker.set()
 
 
 def test_attempts_cancelled_every_time_end_cancelled_after_max_attempts() -> None:

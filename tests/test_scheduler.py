@@ -77,14 +77,17 @@ def test_callbacks_run_in_deadline_order_whatever_the_call_order() -> None:
     order: queue.Queue[int] = queue.Queue()
     # Hold the scheduler thread until every callback is scheduled, however slowly
     # this thread runs: then only their deadlines decide the order.
+    # (No timeout on the gate: it opens in the finally clause whatever happens.)
     gate = threading.Event()
-    call_later(0.0, partial(gate.wait, 5))
-    # call_at's clock: ahead of time.monotonic() once a virtual clock has moved it.
-    when = _clock.monotonic()
+    call_later(0.0, gate.wait)
+    try:
+        # call_at's clock: ahead of time.monotonic() once a virtual clock moved it.
+        when = _clock.monotonic()
 
-    for delay in (0.03, 0.01, 0.02):
-        call_at(when + delay, partial(order.put, int(delay * 100)))
-    gate.set()
+        for delay in (0.03, 0.01, 0.02):
+            call_at(when + delay, partial(order.put, int(delay * 100)))
+    finally:
+        gate.set()
 
     assert [order.get(timeout=5) for _ in range(3)] == [1, 2, 3]
 
@@ -252,22 +255,26 @@ def test_exactly_the_callbacks_not_cancelled_run_in_deadline_order(
     ran: queue.Queue[tuple[float, int]] = queue.Queue()
     # Hold the scheduler thread until every callback is scheduled and cancelled,
     # however slowly this thread runs: then every cancel is in time.
+    # (No timeout on the gate: a slow thread here must not let it open early; it
+    # opens in the finally clause whatever happens.)
     gate = threading.Event()
-    call_later(0.0, partial(gate.wait, 5))
-    start = _clock.monotonic() + 0.005  # call_at's clock
-    handles = [
-        call_at(start + ms / 1000, partial(ran.put, (ms, i)))
-        for i, (ms, _) in enumerate(plan)
-    ]
-
-    runs = [
-        not (cancel and handle.cancel())
-        for handle, (_, cancel) in zip(handles, plan, strict=True)
-    ]
-    assert runs == [not cancel for _, cancel in plan]
+    call_later(0.0, gate.wait)
     end = threading.Event()
-    call_at(start + 0.03, end.set)
-    gate.set()
+    try:
+        start = _clock.monotonic() + 0.005  # call_at's clock
+        handles = [
+            call_at(start + ms / 1000, partial(ran.put, (ms, i)))
+            for i, (ms, _) in enumerate(plan)
+        ]
+
+        runs = [
+            not (cancel and handle.cancel())
+            for handle, (_, cancel) in zip(handles, plan, strict=True)
+        ]
+        assert runs == [not cancel for _, cancel in plan]
+        call_at(start + 0.03, end.set)
+    finally:
+        gate.set()
 
     assert end.wait(timeout=5)
     got = [ran.get_nowait() for _ in range(ran.qsize())]
