@@ -48,7 +48,7 @@ def graph(*, deferred: bool) -> dict[str, set[str]]:
     """The package's modules and what each imports; a subpackage (``_poll``) is
     one of them, importing what its modules import from outside it."""
     edges: dict[str, set[str]] = {}
-    for path in [*PACKAGE.glob("*.py"), *PACKAGE.glob("_poll/*.py")]:
+    for path in [*PACKAGE.glob("*.py"), *PACKAGE.glob("*/*.py")]:
         module = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
         targets = {name.split(".")[0] for name in imports(path, deferred=deferred)}
         edges.setdefault(module, set()).update(targets - {module})
@@ -105,6 +105,52 @@ def test_module_level_imports_have_no_cycle() -> None:
 
     for module in sorted(edges):
         walk(module, [module])
+
+
+def sketched_layers() -> list[list[str]]:
+    """The layers of the sketch atop ``__init__.py``, top first: each line that
+    starts a layer names its modules, up to two spaces; lines that go on further
+    in are descriptions."""
+    import re
+
+    source = (PACKAGE / "__init__.py").read_text()
+    sketch = source[: source.index("# Deferred imports")].splitlines()
+    layers = []
+    for line in sketch[sketch.index("#") + 1 :]:
+        text = line.removeprefix("#   ")
+        if text != line and text[:1] not in ("", " "):
+            layers.append(re.split(r"\s{2,}", text, maxsplit=1)[0].split())
+    return layers
+
+
+def test_the_sketch_lists_every_module_once() -> None:
+    listed = [module for layer in sketched_layers() for module in layer]
+    assert sorted(listed) == sorted(graph(deferred=False))
+
+
+def test_every_module_imports_from_its_layer_and_those_below_only() -> None:
+    level = {m: i for i, layer in enumerate(sketched_layers()) for m in layer}
+    edges = graph(deferred=False)
+    upward = [
+        f"{module} -> {target}"
+        for module, targets in edges.items()
+        for target in targets
+        if level[target] < level[module]
+    ]
+    assert upward == []
+
+
+def test_the_only_deferred_imports_upward_are_the_chain_methods() -> None:
+    # A with_* method of _fluent imports the wrapper module it builds (the
+    # sketch's "ways up"); nothing else reaches up, even in a function.
+    level = {m: i for i, layer in enumerate(sketched_layers()) for m in layer}
+    upward = {
+        (module, target)
+        for module, targets in graph(deferred=True).items()
+        for target in targets
+        if level[target] < level[module]
+    }
+    assert {module for module, _ in upward} <= {"_fluent"}
 
 
 def test_nothing_below_the_facade_imports_it_even_deferred() -> None:

@@ -1,27 +1,33 @@
-# The layers, each importing only from those below it (tests/test_layers.py):
+# The layers, top to bottom: a module imports, at module level, only from its own
+# line and the lines below it (tests/test_layers.py reads this sketch and checks it;
+# every module of the package is on it). Modules first, then what they are.
 #
-#   __init__          the public namespace
-#   executors         the Executors facade: one-line calls to the classes
-#   bind, pools       BoundCallable; the thread and process pools
-#   poll retry timeout map throttle rate_limit cancel_on_shutdown asyncio sync
-#   dask ray futures  one module per wrapper (dask and ray on _remote), combinators
-#   _poll             poll's machinery, a package of its own layers: thread (the
-#                     poll thread, a driver) > descriptor (PollDescriptor, the poll
-#                     future) > core (the poll core: no I/O, thread or clock) >
-#                     rounds (the list of a round)
-#   _retry_policy                   retry policies (of retry, and of failed polls)
-#   _wrapper _queueing _remote      what the wrappers share: delegate, shutdown,
-#   _outstanding                    checks; the queue of throttle and rate limit;
-#                                   the futures outstanding until a shutdown ends
-#   _fluent                         FluentExecutor and its with_* methods
+#   __init__                        the public namespace
+#   executors                       the Executors facade: one-line calls to the classes
+#   bind pytest_plugin _progress    BoundCallable; the pytest fixtures; progress()
+#   poll retry timeout map flat_map throttle rate_limit cancel_on_shutdown asyncio
+#                                   one module per wrapper
+#   sync pools _process_pool dask ray futures testing _waiting
+#                                   the base executors (dask and ray on _remote);
+#                                   the combinators; the manual executor and the
+#                                   virtual clock; as_completed and wait with an
+#                                   idle timeout
+#   _poll _retry_policy _queueing _remote  poll's machinery (a package of its own
+#                                   layers: thread > descriptor > core > rounds);
+#                                   retry policies; the queue of throttle and rate
+#                                   limit; the base of dask and ray
+#   _hints                          delays that a failure carries (Retry-After)
+#   _wrapper                        what the wrappers share: delegate, shutdown, checks
+#   _fluent _outstanding            FluentExecutor and its with_* methods; the
+#                                   futures outstanding until a shutdown ends
 #   _counts _stats                  the counts of stats() and metrics; the snapshots
-#   _exporters _metrics             metrics
-#                                   (the exporters of Prometheus and OpenTelemetry
-#                                   are imported when the first executor starts them)
-#   _waiting                        as_completed and wait, with an idle timeout
+#   _exporters _metrics             metrics (the exporters of Prometheus and
+#                                   OpenTelemetry are imported when the first
+#                                   executor starts them)
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
 #   _callbacks                      running users' callbacks (contained, flat)
+#   _logging                        the contained logger; per-future records (TRACE)
 #
 # Deferred imports, on first use: __init__ imports the facade only, and every other
 # public name when it is first looked up (_DEFERRED, below); the facade imports the
