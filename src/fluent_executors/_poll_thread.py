@@ -35,6 +35,7 @@ from ._callbacks import mark_library_thread, must_reraise
 from ._outstanding import Outstanding
 from ._polled import Polled
 from ._scheduler import call_later
+from ._tracing import poll_call, poll_failed
 from ._wrapper import check_non_negative, seconds_returned
 
 if TYPE_CHECKING:
@@ -470,6 +471,11 @@ class _Poller:
         return max(self._deadline - _clock.monotonic(), 0.0)
 
     def _poll(self, batch: list[PollDescriptor[Any]]) -> float:
+        """Call the poll function once (under a poll span, with tracing on); return
+        the delay until the next poll."""
+        return poll_call(self._name, len(batch), functools.partial(self._call, batch))
+
+    def _call(self, batch: list[PollDescriptor[Any]]) -> float:
         """Call the poll function once; return the delay until the next poll."""
         counts = self._counts
         start = time.perf_counter() if counts.metrics is not None else 0.0
@@ -488,6 +494,7 @@ class _Poller:
             if watchdog is not None:
                 watchdog.cancel()
             counts.poll_called(start, True)
+            poll_failed(error)
             return self._poll_failed(batch, error)
         if watchdog is not None:
             watchdog.cancel()

@@ -23,6 +23,7 @@ from ._counts import open_counts
 from ._fluent import FluentExecutor
 from ._outstanding import Outstanding
 from ._proxy import ProxyFuture
+from ._tracing import InContext
 from ._wrapper import check_logger, check_name, check_submittable
 
 T = TypeVar("T")
@@ -211,6 +212,8 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
             RuntimeError: the executor has been shut down.
             Exception: whatever the other system raises when it refuses the task.
         """
+        if type(fn) is InContext:  # from a wrapper: the callable alone runs remotely
+            fn = fn.fn
         check_submittable(fn)
         future: RemoteFuture[T, H] = RemoteFuture(self)
         counts = self._counts

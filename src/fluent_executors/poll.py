@@ -16,6 +16,7 @@ from ._poll_thread import _Poller
 from ._proxy import ProxyFuture, outcome
 from ._retry_policy import RetryPolicy
 from ._scheduler import retire as retire_scheduler
+from ._tracing import InContext
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 if TYPE_CHECKING:
@@ -317,6 +318,8 @@ class PollExecutor(WrapperExecutor[R]):
         R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
+    _call_span = False  # with tracing on, each future has a task span instead
+
     @overload
     def __init__(
         self,
@@ -409,6 +412,8 @@ class PollExecutor(WrapperExecutor[R]):
         except BaseException:
             counts.unadopt(future)
             raise
+        if type(fn) is InContext:  # made so by submit() or an outer layer
+            fn = fn.task(self._name, future)
         try:
             delegate_future = self._submit_to_delegate(fn, args, kwargs)
         except BaseException as error:

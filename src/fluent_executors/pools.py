@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from ._counts import Counts, open_counts
 from ._fluent import FluentExecutor, SameResult
 from ._proxy import ProxyFuture
+from ._tracing import InContext, submit_captured
 from ._wrapper import check_name, check_submittable
 
 __all__ = ["ThreadPoolExecutor"]  # and ProcessPoolExecutor, imported on first use
@@ -58,31 +59,59 @@ class _LibraryPool(FluentExecutor[SameResult]):
     futures.
 
     It comes before the standard class in the bases, so that ``super()`` reaches it.
-    Its ``submit`` wraps the standard pool's future once, in a
+    Its ``_submit`` wraps the standard pool's future once, in a
     :class:`~fluent_executors.ProxyFuture` that follows it: the process pool's way
-    (the thread pool's own ``submit`` makes no standard future at all).
+    (the thread pool's own ``_submit`` makes no standard future at all).
     """
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
     ) -> ProxyFuture[T]:
-        """Run ``fn(*args, **kwargs)`` in a worker of the pool.
+        """Run ``fn(*args, **kwargs)`` in a worker of the pool; in a worker thread
+        of a thread pool, in a copy of the submitter's :mod:`contextvars` context
+        (see :ref:`guide-context`).
 
         Returns:
             A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
-            which can also be awaited in a coroutine.
+            which can also be awaited in a coroutine; ``running()`` once a worker
+            has started the callable, which can no longer be cancelled then.
 
         Raises:
             TypeError: ``fn`` is not callable, or is a coroutine function
                 (``async def``: a coroutine needs an event loop).
-            RuntimeError: the executor has been shut down.
+            RuntimeError: the pool has been shut down, or the interpreter is
+                shutting down, or (a thread pool) it has no worker and could not
+                start one (``can't start new thread``; the next submit tries
+                again).
+            concurrent.futures.thread.BrokenThreadPool: a worker's
+                ``initializer`` failed (a thread pool).
         """
+        if type(fn) is InContext:  # from a wrapper, which captured its context
+            return self._submit(fn, args, kwargs)
         check_submittable(fn)
+        return self._submit_captured(fn, args, kwargs)
+
+    def _submit_captured(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
+        """``_submit`` of ``fn`` in a copy of the submitter's context, under a call
+        span if tracing is on: a thread pool's way."""
+        return submit_captured(
+            self._submit, fn, self._counts.kind, self._name, args, kwargs
+        )
+
+    def _submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
+        """Submit ``fn(*args, **kwargs)`` to the standard pool; return a future
+        that follows the standard one."""
         counts = self._counts
         upstream: concurrent.futures.Future[T]
         if counts.counts_running:  # a thread pool: its workers count what they run
             upstream = super().submit(_run_counted, counts, fn, args, kwargs)
-        else:
+        else:  # a process pool: the callable alone, a context stays in its process
+            if type(fn) is InContext:
+                fn = fn.fn
             upstream = super().submit(fn, *args, **kwargs)
         proxy: ProxyFuture[T] = ProxyFuture()
         counts.adopt(proxy)
@@ -264,28 +293,13 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 self._idle_semaphore = _IdleWorkers()
             self._counts = open_counts(self, "threadpool", name, counts_running=True)
 
-    def submit(
-        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    def _submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[T]:
-        """Run ``fn(*args, **kwargs)`` in a worker thread of the pool.
-
-        Returns:
-            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
-            which can also be awaited in a coroutine; ``running()`` once a worker
-            has started the callable, which can no longer be cancelled then.
-
-        Raises:
-            TypeError: ``fn`` is not callable, or is a coroutine function
-                (``async def``: a coroutine needs an event loop).
-            RuntimeError: the pool has been shut down, or the interpreter is
-                shutting down, or it has no worker and could not start one
-                (``can't start new thread``; the next submit tries again).
-            concurrent.futures.thread.BrokenThreadPool: a worker's
-                ``initializer`` failed.
-        """
+        """Queue a work item of ``fn(*args, **kwargs)`` for the workers; return its
+        future."""
         if not _OWN_WORK_ITEMS:
-            return super().submit(fn, *args, **kwargs)
-        check_submittable(fn)
+            return super()._submit(fn, args, kwargs)
         future: ProxyFuture[T] = ProxyFuture()
         with self._shutdown_lock, _thread._global_shutdown_lock:
             if self._broken:
