@@ -64,6 +64,8 @@ class _LibraryPool(FluentExecutor[SameResult]):
     (the thread pool's own ``_submit`` makes no standard future at all).
     """
 
+    _name: str  # set by each pool's __init__
+
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
     ) -> ProxyFuture[T]:
