@@ -317,14 +317,23 @@ def test_a_span_processor_that_raises_does_not_stop_a_future(
     spans: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
 ) -> None:
     class Raising(SimpleSpanProcessor):
+        def on_start(self, span: Any, parent_context: Any = None) -> None:
+            if span.name == _tracing.ATTEMPT:
+                raise RuntimeError("sampler down")
+
         def on_end(self, span: ReadableSpan) -> None:
             raise RuntimeError("exporter down")
 
     provider = TracerProvider()
     provider.add_span_processor(Raising(InMemorySpanExporter()))
     _tracing.use_tracer_provider(provider)
-    with Executors.thread_pool(1) as pool:
-        assert pool.submit(len, "ab").result(TIMEOUT) == 2
+    with Executors.thread_pool(1).with_retry() as executor:
+        assert executor.submit(len, "ab").result(TIMEOUT) == 2
+    messages = [r.getMessage() for r in caplog.records]
+    assert "starting a span fluent_executors.attempt failed; going on without it" in (
+        messages
+    )
+    assert "ending a span failed" in messages
 
 
 def test_no_span_without_a_tracer_provider() -> None:

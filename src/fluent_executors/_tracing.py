@@ -165,11 +165,12 @@ class InContext:
         """This callable, for attempt number ``attempt`` (1 for the first) of a
         retry: the first runs in this context, a later one in a copy of it (the
         earlier attempt may still run in it: a timeout gave up on it); with tracing
-        on, under a new attempt span, ended by :func:`end_attempt`."""
+        on, under a new attempt span (unless it could not be started), ended by
+        :func:`end_attempt`."""
         context = self.context if attempt == 1 else self.context.copy()
         span = self.span
         if span is not None:
-            span = _child(span, ATTEMPT, {ATTEMPT_NUMBER: attempt}, self.fn)
+            span = _start(ATTEMPT, {ATTEMPT_NUMBER: attempt}, self.fn, span)
         return InContext(self.fn, context, span)
 
     def task(self, name: str, future: Any) -> InContext:
@@ -177,7 +178,9 @@ class InContext:
         under a new task span, ended when ``future`` resolves."""
         if self.span is None:
             return self
-        span = _child(self.span, TASK, {EXECUTOR: name}, self.fn)
+        span = _start(TASK, {EXECUTOR: name}, self.fn, self.span)
+        if span is None:
+            return self
         end_at_resolution(span, future)
         return InContext(self.fn, self.context, span)
 
@@ -201,17 +204,31 @@ def _function(fn: Callable[..., Any]) -> str:
     return name if isinstance(name, str) else type(fn).__qualname__
 
 
-def _child(
-    parent: Span, name: str, attributes: dict[str, Any], fn: Callable[..., Any]
-) -> Span:
-    """A span ``name`` started now, a child of ``parent``."""
-    from opentelemetry import trace
+def _start(
+    name: str,
+    attributes: dict[str, Any],
+    fn: Callable[..., Any] | None,
+    parent: Span | None = None,
+) -> Span | None:
+    """A span ``name`` of the library's tracer started now, a child of ``parent``
+    (default: of the current span), about ``fn`` if not ``None``; ``None`` if
+    tracing is off, or if starting it raised (a span processor's ``on_start``, a
+    sampler: logged, and the work goes on without it)."""
+    traced = tracer()
+    if traced is None:
+        return None
+    if fn is not None:
+        attributes[FUNCTION] = _function(fn)
+    try:
+        context = None
+        if parent is not None:
+            from opentelemetry.trace import set_span_in_context
 
-    attributes[FUNCTION] = _function(fn)
-    assert _tracer is not None  # a span exists: tracing is on
-    return _tracer.start_span(
-        name, trace.set_span_in_context(parent), attributes=attributes
-    )
+            context = set_span_in_context(parent)
+        return traced.start_span(name, context, attributes=attributes)
+    except Exception:
+        logger.exception("starting a span %s failed; going on without it", name)
+        return None
 
 
 def capture(
@@ -222,17 +239,13 @@ def capture(
     :func:`end_at_resolution`, or without (``call_span=False``: the executor makes
     a span of its own, under the current one)."""
     context = contextvars.copy_context()
-    traced = tracer()
-    if traced is None:
+    if tracer() is None:
         return InContext(fn, context, None)
-    from opentelemetry import trace
-
     if not call_span:
-        return InContext(fn, context, trace.get_current_span())
-    span = traced.start_span(
-        CALL, attributes={EXECUTOR: name, KIND: kind, FUNCTION: _function(fn)}
-    )
-    return InContext(fn, context, span)
+        from opentelemetry.trace import get_current_span
+
+        return InContext(fn, context, get_current_span())
+    return InContext(fn, context, _start(CALL, {EXECUTOR: name, KIND: kind}, fn))
 
 
 def submit_captured(
@@ -275,10 +288,7 @@ def _end(span: Span, error: BaseException | None, cancelled: bool) -> None:
     """End ``span``, failed with ``error`` if not ``None``, or ``cancelled``."""
     try:
         if error is not None:
-            from opentelemetry.trace import Status, StatusCode
-
-            span.record_exception(error)
-            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}"))
+            _failed(span, error)
         elif cancelled:
             span.set_attribute(CANCELLED, True)
         span.end()
@@ -300,16 +310,14 @@ def poll_call(name: str, size: int, poll: Callable[[], F]) -> F:
     """``poll()``, a call of a poll executor's (``name``) poll function on ``size``
     futures, under a poll span if tracing is on; the call marks a failure with
     :func:`poll_failed`."""
-    traced = tracer()
-    if traced is None:
+    span = _start(POLL, {EXECUTOR: name, BATCH_SIZE: size, OUTCOME: "ok"}, None)
+    if span is None:
         return poll()
-    with traced.start_as_current_span(
-        POLL,
-        attributes={EXECUTOR: name, BATCH_SIZE: size, OUTCOME: "ok"},
-        record_exception=False,
-        set_status_on_exception=False,
-    ):
-        return poll()
+    try:
+        delay: F = _run_in_span(span, poll, (), {})
+        return delay
+    finally:
+        _end(span, None, False)
 
 
 def poll_failed(error: BaseException) -> None:
@@ -317,9 +325,16 @@ def poll_failed(error: BaseException) -> None:
     tracing is on."""
     if _tracer is None:
         return
-    from opentelemetry.trace import Status, StatusCode, get_current_span
+    from opentelemetry.trace import get_current_span
 
     span = get_current_span()
     span.set_attribute(OUTCOME, "error")
+    _failed(span, error)
+
+
+def _failed(span: Span, error: BaseException) -> None:
+    """Record ``error`` on ``span`` and set its status to ``ERROR``."""
+    from opentelemetry.trace import Status, StatusCode
+
     span.record_exception(error)
     span.set_status(Status(StatusCode.ERROR, type(error).__name__))

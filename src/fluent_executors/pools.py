@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.thread as _thread
+import contextvars
 import functools
 import sys
 from collections import deque
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from ._counts import Counts, open_counts
 from ._fluent import FluentExecutor, SameResult
 from ._proxy import ProxyFuture
-from ._tracing import InContext, submit_captured
+from ._tracing import InContext, submit_captured, tracer
 from ._wrapper import check_name, check_submittable
 
 __all__ = ["ThreadPoolExecutor"]  # and ProcessPoolExecutor, imported on first use
@@ -69,24 +70,16 @@ class _LibraryPool(FluentExecutor[SameResult]):
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
     ) -> ProxyFuture[T]:
-        """Run ``fn(*args, **kwargs)`` in a worker of the pool; in a worker thread
-        of a thread pool, in a copy of the submitter's :mod:`contextvars` context
-        (see :ref:`guide-context`).
+        """Run ``fn(*args, **kwargs)`` in a worker of the pool.
 
         Returns:
             A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
-            which can also be awaited in a coroutine; ``running()`` once a worker
-            has started the callable, which can no longer be cancelled then.
+            which can also be awaited in a coroutine.
 
         Raises:
             TypeError: ``fn`` is not callable, or is a coroutine function
                 (``async def``: a coroutine needs an event loop).
-            RuntimeError: the pool has been shut down, or the interpreter is
-                shutting down, or (a thread pool) it has no worker and could not
-                start one (``can't start new thread``; the next submit tries
-                again).
-            concurrent.futures.thread.BrokenThreadPool: a worker's
-                ``initializer`` failed (a thread pool).
+            RuntimeError: the executor has been shut down.
         """
         if type(fn) is InContext:  # from a wrapper, which captured its context
             return self._submit(fn, args, kwargs)
@@ -162,7 +155,7 @@ class _WorkItem:
     pool's worker threads run (``run()``, counted as running meanwhile) and what its
     shutdown cancels (``future.cancel()``)."""
 
-    __slots__ = ("args", "counts", "fn", "future", "kwargs")
+    __slots__ = ("args", "context", "counts", "fn", "future", "kwargs")
 
     def __init__(
         self,
@@ -171,12 +164,14 @@ class _WorkItem:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         counts: Counts,
+        context: contextvars.Context | None,
     ) -> None:
         self.future = future
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
         self.counts = counts
+        self.context = context  # None: fn runs in a context of its own
 
     def run(self) -> None:
         future = self.future
@@ -184,8 +179,12 @@ class _WorkItem:
             return
         counts = self.counts
         counts.running += 1
+        context = self.context
         try:
-            result = self.fn(*self.args, **self.kwargs)
+            if context is None:
+                result = self.fn(*self.args, **self.kwargs)
+            else:
+                result = context.run(self.fn, *self.args, **self.kwargs)
         except BaseException as error:
             counts.running -= 1
             future._try_resolve(FINISHED, None, error, "add_exception")
@@ -295,12 +294,47 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 self._idle_semaphore = _IdleWorkers()
             self._counts = open_counts(self, "threadpool", name, counts_running=True)
 
-    def _submit(
-        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
     ) -> ProxyFuture[T]:
-        """Queue a work item of ``fn(*args, **kwargs)`` for the workers; return its
-        future."""
+        """Run ``fn(*args, **kwargs)`` in a worker thread of the pool, in a copy of
+        the submitter's :mod:`contextvars` context (see :ref:`guide-context`).
+
+        Returns:
+            A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
+            which can also be awaited in a coroutine; ``running()`` once a worker
+            has started the callable, which can no longer be cancelled then.
+
+        Raises:
+            TypeError: ``fn`` is not callable, or is a coroutine function
+                (``async def``: a coroutine needs an event loop).
+            RuntimeError: the pool has been shut down, or the interpreter is
+                shutting down, or it has no worker and could not start one
+                (``can't start new thread``; the next submit tries again).
+            concurrent.futures.thread.BrokenThreadPool: a worker's
+                ``initializer`` failed.
+        """
+        if type(fn) is InContext:  # from a wrapper, which captured its context
+            if fn.span is None:  # the work item runs the callable in it
+                return self._submit(fn.fn, args, kwargs, fn.context)
+            return self._submit(fn, args, kwargs)  # runs itself, under its span
+        check_submittable(fn)
+        if tracer() is None:
+            return self._submit(fn, args, kwargs, contextvars.copy_context())
+        return self._submit_captured(fn, args, kwargs)
+
+    def _submit(
+        self,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        context: contextvars.Context | None = None,
+    ) -> ProxyFuture[T]:
+        """Queue a work item of ``fn(*args, **kwargs)``, run in ``context`` (if not
+        ``None``), for the workers; return its future."""
         if not _OWN_WORK_ITEMS:
+            if context is not None:
+                fn = InContext(fn, context, None)
             return super()._submit(fn, args, kwargs)
         future: ProxyFuture[T] = ProxyFuture()
         with self._shutdown_lock, _thread._global_shutdown_lock:
@@ -315,7 +349,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             counts = self._counts
             counts.adopt(future)  # refused submits are not counted
             # (The standard queue's type names the standard work item.)
-            item: Any = _WorkItem(future, fn, args, kwargs, counts)
+            item: Any = _WorkItem(future, fn, args, kwargs, counts, context)
             self._work_queue.put(item)
             try:
                 self._adjust_thread_count()  # a worker, unless an idle one takes it
