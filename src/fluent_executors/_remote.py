@@ -212,7 +212,9 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
             RuntimeError: the executor has been shut down.
             Exception: whatever the other system raises when it refuses the task.
         """
-        if type(fn) is InContext:  # from a wrapper: the callable alone runs remotely
+        if isinstance(
+            fn, InContext
+        ):  # from a wrapper: the callable runs remotely alone
             fn = fn.fn
         check_submittable(fn)
         future: RemoteFuture[T, H] = RemoteFuture(self)

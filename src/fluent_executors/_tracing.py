@@ -146,7 +146,7 @@ class InContext:
         return (_bare, (self.fn,))
 
     def __eq__(self, other: object) -> bool:
-        if type(other) is InContext:
+        if isinstance(other, InContext):
             other = other.fn
         return bool(self.fn == other)
 

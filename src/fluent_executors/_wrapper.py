@@ -10,6 +10,7 @@ import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
+from contextvars import copy_context
 from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
@@ -18,7 +19,7 @@ from ._counts import open_counts
 from ._errors import called_as
 from ._fluent import FluentExecutor, R, SameResult
 from ._proxy import ProxyFuture
-from ._tracing import InContext, submit_captured
+from ._tracing import InContext, submit_captured, tracer
 
 T = TypeVar("T")
 F = TypeVar("F")
@@ -54,7 +55,7 @@ def check_submittable(fn: object) -> None:
     that is not a coroutine function (its call would make a coroutine that no event
     loop ever runs). An :class:`~fluent_executors._tracing.InContext` passes: an
     outer layer has checked its callable."""
-    if type(fn) is InContext:
+    if isinstance(fn, InContext):
         return
     if type(fn) is FunctionType:  # the common case, without inspect's unwrapping
         coroutine = bool(fn.__code__.co_flags & _CO_COROUTINE)
@@ -331,7 +332,7 @@ class DelegatingExecutor(FluentExecutor[R]):
         the submitter's context (``fn`` as it is if an outer layer made it so),
         under a call span if tracing is on (see :mod:`fluent_executors._tracing`).
         """
-        if type(fn) is InContext:
+        if isinstance(fn, InContext):
             return submit(fn, args, kwargs, *more)
         return submit_captured(
             submit,
@@ -442,9 +443,11 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
                 attempt). An executor that queues callables (throttle, rate limit)
                 fails the future with it instead.
         """
-        if type(fn) is InContext:  # from an outer layer, which captured its context
+        if isinstance(fn, InContext):  # from an outer layer, which captured its context
             return self._submit(fn, args, kwargs)
         check_submittable(fn)
+        if tracer() is None:  # no span to make: the common case, inline
+            return self._submit(InContext(fn, copy_context(), None), args, kwargs)
         return self._submit_in_context(self._submit, fn, args, kwargs)
 
     @abstractmethod

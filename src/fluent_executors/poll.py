@@ -412,7 +412,7 @@ class PollExecutor(WrapperExecutor[R]):
         except BaseException:
             counts.unadopt(future)
             raise
-        if type(fn) is InContext:  # made so by submit() or an outer layer
+        if isinstance(fn, InContext):  # made so by submit() or an outer layer
             fn = fn.task(self._name, future)
         try:
             delegate_future = self._submit_to_delegate(fn, args, kwargs)

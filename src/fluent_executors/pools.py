@@ -81,7 +81,7 @@ class _LibraryPool(FluentExecutor[SameResult]):
                 (``async def``: a coroutine needs an event loop).
             RuntimeError: the executor has been shut down.
         """
-        if type(fn) is InContext:  # from a wrapper, which captured its context
+        if isinstance(fn, InContext):  # from a wrapper, which captured its context
             return self._submit(fn, args, kwargs)
         check_submittable(fn)
         return self._submit_captured(fn, args, kwargs)
@@ -105,7 +105,7 @@ class _LibraryPool(FluentExecutor[SameResult]):
         if counts.counts_running:  # a thread pool: its workers count what they run
             upstream = super().submit(_run_counted, counts, fn, args, kwargs)
         else:  # a process pool: the callable alone, a context stays in its process
-            if type(fn) is InContext:
+            if isinstance(fn, InContext):
                 fn = fn.fn
             upstream = super().submit(fn, *args, **kwargs)
         proxy: ProxyFuture[T] = ProxyFuture()
@@ -314,7 +314,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             concurrent.futures.thread.BrokenThreadPool: a worker's
                 ``initializer`` failed.
         """
-        if type(fn) is InContext:  # from a wrapper, which captured its context
+        if isinstance(fn, InContext):  # from a wrapper, which captured its context
             if fn.span is None:  # the work item runs the callable in it
                 return self._submit(fn.fn, args, kwargs, fn.context)
             return self._submit(fn, args, kwargs)  # runs itself, under its span

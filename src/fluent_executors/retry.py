@@ -86,7 +86,7 @@ class _RetryFuture(ProxyFuture[T]):
             Exception: whatever the delegate's ``submit`` raises.
         """
         fn = self._fn
-        if type(fn) is InContext and (self._attempts or fn.span is not None):
+        if isinstance(fn, InContext) and (self._attempts or fn.span is not None):
             fn = fn.again(self._attempts + 1)
             self._attempt_span = fn.span
         upstream = self._executor._submit_to_delegate(fn, self._args, self._kwargs)
