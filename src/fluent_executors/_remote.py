@@ -212,9 +212,7 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
             RuntimeError: the executor has been shut down.
             Exception: whatever the other system raises when it refuses the task.
         """
-        if isinstance(
-            fn, InContext
-        ):  # from a wrapper: the callable runs remotely alone
+        if isinstance(fn, InContext):  # from a wrapper: the callable alone runs there
             fn = fn.fn
         check_submittable(fn)
         future: RemoteFuture[T, H] = RemoteFuture(self)
