@@ -2,7 +2,7 @@
 
 Context: the first executor of the library that a callable is submitted to (the
 outermost layer of a chain, or the library's thread pool) captures a copy of the
-submitter's :mod:`contextvars` context, once, in an :class:`InContext` that runs the
+submitter's ``contextvars`` context, once, in an :class:`InContext` that runs the
 callable in it. The inner layers see an ``InContext`` and pass it on as it is, so a
 chain costs one ``copy_context()`` per submit, not one per layer; whatever thread
 calls it later (a pool's worker, the scheduler's worker that submits a retry, the

@@ -298,7 +298,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
     ) -> ProxyFuture[T]:
         """Run ``fn(*args, **kwargs)`` in a worker thread of the pool, in a copy of
-        the submitter's :mod:`contextvars` context (see :ref:`guide-context`).
+        the submitter's ``contextvars`` context (see :ref:`guide-context`).
 
         Returns:
             A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
