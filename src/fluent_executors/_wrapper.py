@@ -427,7 +427,9 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
         What the executor does with it (retries it, cancels it when its time is up,
         polls for its outcome, queues it, ...) is described with its class. A
         throttle executor built with ``block=True`` waits here until the callable
-        has been passed on to the delegate.
+        has been passed on to the delegate. Whichever thread runs it, ``fn`` runs
+        in a copy of the submitter's ``contextvars`` context (see
+        :ref:`guide-context`).
 
         Returns:
             A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
@@ -442,6 +444,9 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
                 that calls it from ``submit`` (a retry executor: for the first
                 attempt). An executor that queues callables (throttle, rate limit)
                 fails the future with it instead.
+
+        .. versionchanged:: 0.2.0
+           ``fn`` runs in a copy of the submitter's context.
         """
         if isinstance(fn, InContext):  # from an outer layer, which captured its context
             return self._submit(fn, args, kwargs)

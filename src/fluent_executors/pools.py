@@ -313,6 +313,9 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 (``can't start new thread``; the next submit tries again).
             concurrent.futures.thread.BrokenThreadPool: a worker's
                 ``initializer`` failed.
+
+        .. versionchanged:: 0.2.0
+           ``fn`` runs in a copy of the submitter's context.
         """
         if isinstance(fn, InContext):  # from a wrapper, which captured its context
             if fn.span is None:  # the work item runs the callable in it
