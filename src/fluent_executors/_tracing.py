@@ -83,9 +83,9 @@ def tracer() -> Tracer | None:
     """The library's tracer if a tracer provider is set, else ``None``; quick."""
     if _tracer is not None:
         return _tracer
-    trace = _modules.get("opentelemetry.trace")
-    if trace is None:  # nobody imported the API: nobody set a provider
-        return None
+    if "opentelemetry.trace" not in _modules:  # nobody imported the API: nobody
+        return None  # set a provider
+    trace = _modules["opentelemetry.trace"]
     # The API's global, read without a call while unset (the common case); its
     # get_tracer_provider() reads the environment on each call.
     if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _PROVIDER_VARIABLE:
