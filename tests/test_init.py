@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -57,13 +58,16 @@ def test_an_unknown_name_raises_attribute_error() -> None:
         from fluent_executors import PolExecutor  # type: ignore[attr-defined]  # noqa: F401
 
 
-def run_python(code: str) -> str:
+def run_python(code: str, **environment: str) -> str:
+    """What ``code`` prints, run by a new interpreter with ``environment`` added to
+    this one's."""
     completed = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
+        env={**os.environ, **environment},
     )
     return completed.stdout.strip()
 

@@ -126,7 +126,7 @@ def test_thread_pool_name_must_be_a_str_before_anything_starts() -> None:
 # The AST of the standard ThreadPoolExecutor.submit, which the library's pool
 # reproduces with its own work item, by Python version (ast.dump differs between
 # versions for the same source). If this fails, the standard submit changed:
-# compare it with ThreadPoolExecutor.submit in fluent_executors/pools.py, update
+# compare it with ThreadPoolExecutor._submit in fluent_executors/pools.py, update
 # that one, then the digest.
 SUBMIT_DIGESTS = {
     (3, 10): "5cbd7d30457dcb4d",

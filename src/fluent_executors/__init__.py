@@ -21,9 +21,10 @@
 #   _fluent _outstanding            FluentExecutor and its with_* methods; the
 #                                   futures outstanding until a shutdown ends
 #   _counts _stats                  the counts of stats() and metrics; the snapshots
-#   _exporters _metrics             metrics (the exporters of Prometheus and
+#   _exporters _metrics _tracing    metrics (the exporters of Prometheus and
 #                                   OpenTelemetry are imported when the first
-#                                   executor starts them)
+#                                   executor starts them); OpenTelemetry spans,
+#                                   and the submitter's context carried to the work
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
 #   _callbacks                      running users' callbacks (contained, flat)

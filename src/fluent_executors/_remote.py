@@ -24,6 +24,7 @@ from ._fluent import FluentExecutor
 from ._logging import ContainedLogger
 from ._outstanding import Outstanding
 from ._proxy import ProxyFuture
+from ._tracing import InContext
 from ._wrapper import check_logger, check_name, check_submittable
 
 T = TypeVar("T")
@@ -214,6 +215,8 @@ class RemoteExecutor(FluentExecutor, Generic[H], metaclass=ABCMeta):
             RuntimeError: the executor has been shut down.
             Exception: whatever the other system raises when it refuses the task.
         """
+        if isinstance(fn, InContext):  # from a wrapper: the callable alone runs there
+            fn = fn.fn
         check_submittable(fn)
         future: RemoteFuture[T, H] = RemoteFuture(self)
         counts = self._counts

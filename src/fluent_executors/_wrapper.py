@@ -10,6 +10,7 @@ import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
+from contextvars import copy_context
 from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, cast, overload
 
@@ -19,8 +20,10 @@ from ._errors import called_as
 from ._fluent import FluentExecutor, R, SameResult
 from ._logging import ContainedLogger
 from ._proxy import ProxyFuture
+from ._tracing import InContext, submit_captured, tracer
 
 T = TypeVar("T")
+F = TypeVar("F")
 P = ParamSpec("P")
 
 
@@ -51,7 +54,10 @@ _CO_COROUTINE = 0x80  # inspect.CO_COROUTINE, the flag of an ``async def``'s cod
 def check_submittable(fn: object) -> None:
     """Raise ``TypeError`` unless ``fn`` can be submitted to an executor: a callable
     that is not a coroutine function (its call would make a coroutine that no event
-    loop ever runs)."""
+    loop ever runs). An :class:`~fluent_executors._tracing.InContext` passes: an
+    outer layer has checked its callable."""
+    if isinstance(fn, InContext):
+        return
     if type(fn) is FunctionType:  # the common case, without inspect's unwrapping
         coroutine = bool(fn.__code__.co_flags & _CO_COROUTINE)
     else:
@@ -310,6 +316,35 @@ class DelegatingExecutor(FluentExecutor[R]):
             )
         return future
 
+    # Whether submit() makes a call span, with tracing on; a poll executor makes a
+    # task span instead, whether it is the outermost layer or not.
+    _call_span = True
+
+    def _submit_in_context(
+        self,
+        submit: Callable[..., F],
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *more: Any,
+    ) -> F:
+        """``submit(call, args, kwargs, *more)``, ``call`` being ``fn`` in a copy of
+        the submitter's context (``fn`` as it is if an outer layer made it so),
+        under a call span if tracing is on (see :mod:`fluent_executors._tracing`).
+        """
+        if isinstance(fn, InContext):
+            return submit(fn, args, kwargs, *more)
+        return submit_captured(
+            submit,
+            fn,
+            self._counts.kind,
+            self._name,
+            args,
+            kwargs,
+            *more,
+            call_span=self._call_span,
+        )
+
     def _open_metrics(self, kind: str) -> None:
         """Start counting, for :meth:`stats` and the metrics labelled ``kind``
         (``poll``, ``retry``, ...); called once, at the end of the concrete class's
@@ -392,7 +427,9 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
         What the executor does with it (retries it, cancels it when its time is up,
         polls for its outcome, queues it, ...) is described with its class. A
         throttle executor built with ``block=True`` waits here until the callable
-        has been passed on to the delegate.
+        has been passed on to the delegate. Whichever thread runs it, ``fn`` runs
+        in a copy of the submitter's ``contextvars`` context (see
+        :ref:`guide-context`).
 
         Returns:
             A ``Future[T]`` for a ``fn`` returning ``T`` (a ``Future[R]`` if the
@@ -407,9 +444,16 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
                 that calls it from ``submit`` (a retry executor: for the first
                 attempt). An executor that queues callables (throttle, rate limit)
                 fails the future with it instead.
+
+        .. versionchanged:: 0.2.0
+           ``fn`` runs in a copy of the submitter's context.
         """
+        if isinstance(fn, InContext):  # from an outer layer, which captured its context
+            return self._submit(fn, args, kwargs)
         check_submittable(fn)
-        return self._submit(fn, args, kwargs)
+        if tracer() is None:  # no span to make: the common case, inline
+            return self._submit(InContext(fn, copy_context(), None), args, kwargs)
+        return self._submit_in_context(self._submit, fn, args, kwargs)
 
     @abstractmethod
     def _submit(

@@ -214,7 +214,8 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         import asyncio
 
         future = asyncio.wrap_future(
-            self._submit_to_delegate(fn, args, kwargs), loop=loop
+            self._submit_in_context(self._submit_to_delegate, fn, args, kwargs),
+            loop=loop,
         )
         self._counts.track_asyncio(future)
         return future

@@ -18,6 +18,7 @@ from ._poll.thread import PollThread
 from ._proxy import ProxyFuture
 from ._retry_policy import RetryPolicy
 from ._scheduler import retire as retire_scheduler
+from ._tracing import InContext
 from ._wrapper import WrapperExecutor, check_callable, check_non_negative
 
 if TYPE_CHECKING:
@@ -127,6 +128,8 @@ class PollExecutor(WrapperExecutor[R]):
         R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
+    _call_span = False  # with tracing on, each future has a task span instead
+
     @overload
     def __init__(
         self,
@@ -219,6 +222,8 @@ class PollExecutor(WrapperExecutor[R]):
         except BaseException:
             counts.unadopt(future)
             raise
+        if isinstance(fn, InContext):  # made so by submit() or an outer layer
+            fn = fn.task(self._name, future)
         try:
             delegate_future = self._submit_to_delegate(fn, args, kwargs)
         except BaseException as error:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import concurrent.futures.thread as _thread
+import contextvars
 import functools
 import sys
 from collections import deque
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from ._counts import Counts, open_counts
 from ._fluent import FluentExecutor, SameResult
 from ._proxy import ProxyFuture
+from ._tracing import InContext, submit_captured, tracer
 from ._wrapper import check_name, check_submittable
 
 __all__ = ["ThreadPoolExecutor"]  # and ProcessPoolExecutor, imported on first use
@@ -58,10 +60,12 @@ class _LibraryPool(FluentExecutor[SameResult]):
     futures.
 
     It comes before the standard class in the bases, so that ``super()`` reaches it.
-    Its ``submit`` wraps the standard pool's future once, in a
+    Its ``_submit`` wraps the standard pool's future once, in a
     :class:`~fluent_executors.ProxyFuture` that follows it: the process pool's way
-    (the thread pool's own ``submit`` makes no standard future at all).
+    (the thread pool's own ``_submit`` makes no standard future at all).
     """
+
+    _name: str  # set by each pool's __init__
 
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
@@ -77,12 +81,32 @@ class _LibraryPool(FluentExecutor[SameResult]):
                 (``async def``: a coroutine needs an event loop).
             RuntimeError: the executor has been shut down.
         """
+        if isinstance(fn, InContext):  # from a wrapper, which captured its context
+            return self._submit(fn, args, kwargs)
         check_submittable(fn)
+        return self._submit_captured(fn, args, kwargs)
+
+    def _submit_captured(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
+        """``_submit`` of ``fn`` in a copy of the submitter's context, under a call
+        span if tracing is on: a thread pool's way."""
+        return submit_captured(
+            self._submit, fn, self._counts.kind, self._name, args, kwargs
+        )
+
+    def _submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[T]:
+        """Submit ``fn(*args, **kwargs)`` to the standard pool; return a future
+        that follows the standard one."""
         counts = self._counts
         upstream: concurrent.futures.Future[T]
         if counts.counts_running:  # a thread pool: its workers count what they run
             upstream = super().submit(_run_counted, counts, fn, args, kwargs)
-        else:
+        else:  # a process pool: the callable alone, a context stays in its process
+            if isinstance(fn, InContext):
+                fn = fn.fn
             upstream = super().submit(fn, *args, **kwargs)
         proxy: ProxyFuture[T] = ProxyFuture()
         counts.adopt(proxy)
@@ -131,7 +155,7 @@ class _WorkItem:
     pool's worker threads run (``run()``, counted as running meanwhile) and what its
     shutdown cancels (``future.cancel()``)."""
 
-    __slots__ = ("args", "counts", "fn", "future", "kwargs")
+    __slots__ = ("args", "context", "counts", "fn", "future", "kwargs")
 
     def __init__(
         self,
@@ -140,12 +164,14 @@ class _WorkItem:
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         counts: Counts,
+        context: contextvars.Context | None,
     ) -> None:
         self.future = future
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
         self.counts = counts
+        self.context = context  # None: fn runs in a context of its own
 
     def run(self) -> None:
         future = self.future
@@ -153,8 +179,12 @@ class _WorkItem:
             return
         counts = self.counts
         counts.running += 1
+        context = self.context
         try:
-            result = self.fn(*self.args, **self.kwargs)
+            if context is None:
+                result = self.fn(*self.args, **self.kwargs)
+            else:
+                result = context.run(self.fn, *self.args, **self.kwargs)
         except BaseException as error:
             counts.running -= 1
             future._try_resolve(FINISHED, None, error, "add_exception")
@@ -267,7 +297,8 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
     def submit(
         self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
     ) -> ProxyFuture[T]:
-        """Run ``fn(*args, **kwargs)`` in a worker thread of the pool.
+        """Run ``fn(*args, **kwargs)`` in a worker thread of the pool, in a copy of
+        the submitter's ``contextvars`` context (see :ref:`guide-context`).
 
         Returns:
             A ``Future[T]`` of the library (:class:`~fluent_executors.ProxyFuture`),
@@ -282,10 +313,32 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 (``can't start new thread``; the next submit tries again).
             concurrent.futures.thread.BrokenThreadPool: a worker's
                 ``initializer`` failed.
+
+        .. versionchanged:: 0.2.0
+           ``fn`` runs in a copy of the submitter's context.
         """
-        if not _OWN_WORK_ITEMS:
-            return super().submit(fn, *args, **kwargs)
+        if isinstance(fn, InContext):  # from a wrapper, which captured its context
+            if fn.span is None:  # the work item runs the callable in it
+                return self._submit(fn.fn, args, kwargs, fn.context)
+            return self._submit(fn, args, kwargs)  # runs itself, under its span
         check_submittable(fn)
+        if tracer() is None:
+            return self._submit(fn, args, kwargs, contextvars.copy_context())
+        return self._submit_captured(fn, args, kwargs)
+
+    def _submit(
+        self,
+        fn: Callable[..., T],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        context: contextvars.Context | None = None,
+    ) -> ProxyFuture[T]:
+        """Queue a work item of ``fn(*args, **kwargs)``, run in ``context`` (if not
+        ``None``), for the workers; return its future."""
+        if not _OWN_WORK_ITEMS:
+            if context is not None:
+                fn = InContext(fn, context, None)
+            return super()._submit(fn, args, kwargs)
         future: ProxyFuture[T] = ProxyFuture()
         with self._shutdown_lock, _thread._global_shutdown_lock:
             if self._broken:
@@ -299,7 +352,7 @@ class ThreadPoolExecutor(_LibraryPool, concurrent.futures.ThreadPoolExecutor):
             counts = self._counts
             counts.adopt(future)  # refused submits are not counted
             # (The standard queue's type names the standard work item.)
-            item: Any = _WorkItem(future, fn, args, kwargs, counts)
+            item: Any = _WorkItem(future, fn, args, kwargs, counts, context)
             self._work_queue.put(item)
             try:
                 self._adjust_thread_count()  # a worker, unless an idle one takes it

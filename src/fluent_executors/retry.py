@@ -23,6 +23,7 @@ from ._retry_policy import (
     success_is_final,
 )
 from ._scheduler import TimerHandle, call_later
+from ._tracing import InContext, end_attempt
 from ._wrapper import (
     WrapperExecutor,
     check_submittable,
@@ -30,6 +31,8 @@ from ._wrapper import (
 )
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
     from ._stats import RetryStats
 
 __all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy", "retry_after"]
@@ -53,6 +56,8 @@ class _RetryFuture(ProxyFuture[T]):
     # The attempt whose decision was handed to a scheduler worker, until it is
     # taken (_decide_deferred); a class default: most futures never set it.
     _deferred: Future[Any] | None = None
+    # The span of the attempt on the delegate, with tracing on; a class default.
+    _attempt_span: Span | None = None
 
     def __init__(
         self,
@@ -82,9 +87,11 @@ class _RetryFuture(ProxyFuture[T]):
         Raises:
             Exception: whatever the delegate's ``submit`` raises.
         """
-        upstream = self._executor._submit_to_delegate(
-            self._fn, self._args, self._kwargs
-        )
+        fn = self._fn
+        if isinstance(fn, InContext) and (self._attempts or fn.span is not None):
+            fn = fn.again(self._attempts + 1)
+            self._attempt_span = fn.span
+        upstream = self._executor._submit_to_delegate(fn, self._args, self._kwargs)
         counts = self._executor._counts
         counts.attempts += 1
         if not self._attempts:  # the first: submit() returns this future
@@ -125,12 +132,14 @@ class _RetryFuture(ProxyFuture[T]):
         if success_is_final(self._policy):  # the common case: no retry to decide
             cancelled, error, result = outcome(upstream)
             if not cancelled and error is None:
+                end_attempt(self._attempt_span, upstream, None)
                 self._try_resolve(FINISHED, result, None, "add_result")
                 return
         # No lock: to _cancel_hook, an attempt done is as final as one decided on
         # (it refuses either), and _decide checks for a cancel again under it.
         self._phase = _DECIDING
         if self._stopped:  # cancel() during the attempt: its outcome is the future's
+            end_attempt(self._attempt_span, upstream, None)
             self._try_copy(upstream)
             return
         if self._in_submit:
@@ -162,6 +171,7 @@ class _RetryFuture(ProxyFuture[T]):
         """Ask the policy about the done attempt ``upstream``; schedule the next
         attempt, or end the future with the outcome of this one."""
         delay = self._next_delay(upstream)
+        end_attempt(self._attempt_span, upstream, delay)
         if delay is None:
             self._try_copy(upstream)
             return
@@ -407,7 +417,7 @@ class RetryExecutor(WrapperExecutor[R]):
         """
         check_policy(retry_policy)
         check_submittable(fn)
-        return self._submit(fn, args, kwargs, retry_policy)
+        return self._submit_in_context(self._submit, fn, args, kwargs, retry_policy)
 
     def _submit(
         self,

@@ -212,7 +212,7 @@ class TimeoutExecutor(WrapperExecutor[R]):
         """
         timeout = check_non_negative("timeout", timeout)
         check_submittable(fn)
-        return self._submit(fn, args, kwargs, timeout)
+        return self._submit_in_context(self._submit, fn, args, kwargs, timeout)
 
     def _submit(
         self,

@@ -27,6 +27,7 @@ from .._callbacks import mark_library_thread, must_reraise
 from .._logging import ContainedLogger
 from .._outstanding import Outstanding
 from .._scheduler import call_later
+from .._tracing import poll_call, poll_failed
 from .core import PollCore
 
 if TYPE_CHECKING:
@@ -317,8 +318,12 @@ class PollThread:
         )
 
     def _poll(self, batch: list[PollDescriptor[Any]]) -> None:
-        """Call the poll function once with ``batch`` (the one place it is called)
-        and tell the core how it went."""
+        """Call the poll function once with ``batch`` (the one place it is called,
+        under a poll span if tracing is on) and tell the core how it went."""
+        poll_call(self.name, len(batch), functools.partial(self._call, batch))
+
+    def _call(self, batch: list[PollDescriptor[Any]]) -> None:
+        """The work of :meth:`_poll`."""
         core, counts = self.core, self._counts
         start = time.perf_counter() if counts.metrics is not None else 0.0
         watchdog = None
@@ -337,6 +342,7 @@ class PollThread:
             if watchdog is not None:
                 watchdog.cancel()
             counts.poll_called(start, True)
+            poll_failed(error)
             self._poll_failed(batch, error)
             return
         if watchdog is not None:
