@@ -52,6 +52,17 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", *session.posargs)
 
 
+@nox.session(name="tests-portable", python=PYTHONS[-1])
+def tests_portable(session: nox.Session) -> None:
+    """Run the test suite in the portable mode (FLUENT_EXECUTORS_PORTABLE=1): no
+    fast path that reads CPython's private fields, and a lock in every step that
+    relies on the GIL, as on a Python the library does not know or a free-threaded
+    build (docs/contributing.rst)."""
+    session.install("-e", ".[test]")
+    session.env["FLUENT_EXECUTORS_PORTABLE"] = "1"
+    session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", *session.posargs)
+
+
 FLAKE_HUNT_RUNS = 10
 FLAKE_HUNT_LOADERS = 2  # CPU-bound processes: a CI machine with two busy cores
 

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fluent_executors._outstanding import Outstanding
+from fluent_executors._stdlib_compat import LOCK_FREE
 
 
 class StepBetween(dict[Future[Any], None]):
@@ -64,6 +65,7 @@ def with_one_left() -> tuple[Outstanding, Future[int]]:
     return outstanding, last
 
 
+@pytest.mark.skipif(not LOCK_FREE, reason="discard takes the lock here")
 @pytest.mark.parametrize("wait", [False, True])
 def test_a_shutdown_between_the_last_discards_two_steps_runs_its_action_once(
     wait: bool,

@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from concurrent.futures._base import FINISHED
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ._metrics import ExecutorMetrics, for_executor
+from ._stdlib_compat import FINISHED
 
 if TYPE_CHECKING:
     import asyncio

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from ._stdlib_compat import LOCK_FREE
+
 __all__ = ["Outstanding"]
 
 
@@ -65,7 +67,11 @@ class Outstanding:
     def discard(self, future: Future[Any]) -> None:
         """Count ``future`` out (done, or never handed out); the last one after a
         :meth:`finish` without ``wait`` runs its action."""
-        self._futures.pop(future, None)
+        if LOCK_FREE:  # a dict's pop is atomic under the GIL (see _stdlib_compat)
+            self._futures.pop(future, None)
+        else:
+            with self._lock:
+                self._futures.pop(future, None)
         if self._futures or not self._is_closed:
             return
         # The last one, closed (so none is added any more): under the lock, which

@@ -9,19 +9,19 @@ from collections import deque
 from collections.abc import Callable, Generator
 from concurrent.futures import CancelledError, Future, InvalidStateError
 from concurrent.futures import TimeoutError as FutureTimeoutError
-from concurrent.futures._base import (
-    CANCELLED,
-    CANCELLED_AND_NOTIFIED,
-    FINISHED,
-    PENDING,
-    RUNNING,
-    _Waiter,
-)
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 from ._callbacks import contain, run_flat
 from ._logging import ContainedLogger
+from ._stdlib_compat import (
+    CANCELLED,
+    CANCELLED_AND_NOTIFIED,
+    FINISHED,
+    PENDING,
+    RUNNING,
+)
+from ._stdlib_compat import Waiter as _Waiter
 
 T = TypeVar("T")
 

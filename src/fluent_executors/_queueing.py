@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 from ._callbacks import in_library_thread
 from ._fluent import R
 from ._proxy import ProxyFuture
+from ._stdlib_compat import LOCK_FREE
 from ._wrapper import WrapperExecutor, shutdown_delegate
 
 if TYPE_CHECKING:
@@ -275,10 +276,15 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             # shutdown() sets _is_shutdown, under the lock before it reads
             # _dispatching, so either it reads this decrement, or this reads what
             # it set (and then takes the lock for a deferred shutdown).
-            self._dispatching -= 1
             shutdown_args = None
-            if self._waiters or self._is_shutdown:
+            if LOCK_FREE:
+                self._dispatching -= 1
+                if self._waiters or self._is_shutdown:
+                    with self._lock:
+                        shutdown_args = self._after_unqueue()
+            else:  # no GIL to make the decrement atomic (see _stdlib_compat)
                 with self._lock:
+                    self._dispatching -= 1
                     shutdown_args = self._after_unqueue()
         if shutdown_args is not None:
             shutdown_delegate(self._delegate, *shutdown_args)

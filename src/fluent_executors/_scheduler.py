@@ -57,6 +57,7 @@ from typing import Protocol
 from . import _clock
 from ._callbacks import mark_library_thread
 from ._logging import ContainedLogger
+from ._stdlib_compat import LOCK_FREE
 
 __all__ = [
     "THREAD_NAME",
@@ -458,7 +459,11 @@ class DeadlineQueue:
         # Counted without the lock (an increment is atomic: see _counts), taken
         # only to compact: a count too high by a racing compaction's reset only
         # compacts earlier.
-        self._done += 1
+        if LOCK_FREE:
+            self._done += 1
+        else:  # no GIL to make the increment atomic (see _stdlib_compat)
+            with self._lock:
+                self._done += 1
         if 2 * self._done < len(self._items):
             return
         with self._lock:

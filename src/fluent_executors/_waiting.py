@@ -27,12 +27,10 @@ from concurrent.futures import (
     Future,
 )
 from concurrent.futures import TimeoutError as FuturesTimeoutError
-
-# The standard wait()'s named tuple, which the package does not export.
-from concurrent.futures._base import DoneAndNotDoneFutures
 from typing import Generic, TypeVar
 
 from . import _clock
+from ._stdlib_compat import DoneAndNotDoneFutures
 from ._wrapper import check_non_negative
 
 __all__ = ["as_completed", "wait"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import math
 import numbers
-import sys
 import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from ._errors import called_as
 from ._fluent import FluentExecutor, R, SameResult
 from ._logging import ContainedLogger
 from ._proxy import ProxyFuture
+from ._stdlib_compat import interpreter_exiting
 from ._tracing import InContext, submit_captured, tracer
 
 T = TypeVar("T")
@@ -230,19 +230,6 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     return any(
         p.name == "cancel_futures" or p.kind is inspect.Parameter.VAR_KEYWORD
         for p in parameters
-    )
-
-
-def interpreter_exiting() -> bool:
-    """Whether the interpreter is exiting: its exit hook has shut the standard
-    pools down (they refuse new work from then on), or it is finalizing."""
-    if sys.is_finalizing():
-        return True
-    pools = sys.modules.get("concurrent.futures.thread")
-    processes = sys.modules.get("concurrent.futures.process")
-    return bool(
-        getattr(pools, "_shutdown", False)
-        or getattr(processes, "_global_shutdown", False)
     )
 
 

@@ -6,11 +6,11 @@ import logging
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from concurrent.futures._base import FINISHED
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, cast, overload
 
 from ._logging import trace
 from ._proxy import ProxyFuture, outcome
+from ._stdlib_compat import FINISHED
 from ._wrapper import WrapperExecutor, check_callable
 
 __all__ = ["FlatMapExecutor", "MapExecutor"]

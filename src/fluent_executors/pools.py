@@ -6,15 +6,14 @@ import concurrent.futures
 import concurrent.futures.thread as _thread
 import contextvars
 import functools
-import sys
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures._base import FINISHED
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from ._counts import Counts, open_counts
 from ._fluent import FluentExecutor, SameResult
 from ._proxy import ProxyFuture
+from ._stdlib_compat import FINISHED, OWN_POOL_ITEMS
 from ._tracing import InContext, submit_captured, tracer
 from ._wrapper import check_name, check_submittable
 
@@ -24,11 +23,29 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 
+class _Submit:
+    """One call of the standard pool's ``submit``. If it raised after queueing its
+    work item (a worker that could not be started), a worker that a later submit
+    starts still takes the item: ``abandoned`` then tells it to do nothing."""
+
+    __slots__ = ("abandoned",)
+
+    def __init__(self) -> None:
+        self.abandoned = False
+
+
 def _run_counted(
-    counts: Counts, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
+    counts: Counts,
+    fn: Callable[..., T],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    submit: _Submit,
 ) -> T:
     """Call ``fn(*args, **kwargs)`` in a worker of a thread pool that takes the
-    standard submit, counted as running meanwhile."""
+    standard submit, counted as running meanwhile; unless that submit raised (then
+    the future, which nobody holds, is cancelled instead)."""
+    if submit.abandoned:
+        raise concurrent.futures.CancelledError
     counts.running += 1
     try:
         return fn(*args, **kwargs)
@@ -103,7 +120,14 @@ class _LibraryPool(FluentExecutor[SameResult]):
         counts = self._counts
         upstream: concurrent.futures.Future[T]
         if counts.counts_running:  # a thread pool: its workers count what they run
-            upstream = super().submit(_run_counted, counts, fn, args, kwargs)
+            submit = _Submit()
+            try:
+                upstream = super().submit(
+                    _run_counted, counts, fn, args, kwargs, submit
+                )
+            except BaseException:  # no job may be left behind a submit that raised
+                submit.abandoned = True
+                raise
         else:  # a process pool: the callable alone, a context stays in its process
             if isinstance(fn, InContext):
                 fn = fn.fn
@@ -145,9 +169,10 @@ class _LibraryPool(FluentExecutor[SameResult]):
 # initializer future.set_exception(); and that the pool's _idle_semaphore is only
 # released by workers and tried by _adjust_thread_count, which _IdleWorkers stands
 # in for) is the same from Python 3.10 to 3.13, which tests/test_pools.py checks;
-# on any other version the pool takes the standard submit and follows its future,
-# and keeps its standard Semaphore.
-_OWN_WORK_ITEMS = (3, 10) <= sys.version_info[:2] <= (3, 13)
+# on any other version, and in the portable mode, the pool takes the standard
+# submit and follows its future, and keeps its standard Semaphore (see
+# _stdlib_compat.OWN_POOL_ITEMS).
+_OWN_WORK_ITEMS = OWN_POOL_ITEMS
 
 
 class _WorkItem:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from concurrent.futures import CancelledError, Executor, Future
-from concurrent.futures._base import FINISHED
 from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
@@ -23,6 +22,7 @@ from ._retry_policy import (
     success_is_final,
 )
 from ._scheduler import TimerHandle, call_later
+from ._stdlib_compat import FINISHED, LOCK_FREE
 from ._tracing import InContext, end_attempt
 from ._wrapper import (
     WrapperExecutor,
@@ -137,8 +137,15 @@ class _RetryFuture(ProxyFuture[T]):
                 return
         # No lock: to _cancel_hook, an attempt done is as final as one decided on
         # (it refuses either), and _decide checks for a cancel again under it.
-        self._phase = _DECIDING
-        if self._stopped:  # cancel() during the attempt: its outcome is the future's
+        # (Without a GIL the phase and the flag take the lock: see _stdlib_compat.)
+        if LOCK_FREE:
+            self._phase = _DECIDING
+            stopped = self._stopped
+        else:
+            with self._lock:
+                self._phase = _DECIDING
+                stopped = self._stopped
+        if stopped:  # cancel() during the attempt: its outcome is the future's
             end_attempt(self._attempt_span, upstream, None)
             self._try_copy(upstream)
             return
