@@ -178,6 +178,36 @@ def test_a_round_with_every_descriptor_deferred_calls_nothing() -> None:
     assert driver.core.wait_timeout(T0 + 1) is None
 
 
+def test_an_arrival_after_a_round_that_called_nothing_is_polled_at_once() -> None:
+    # The only descriptor is deferred to T0 + 11: the round at T0 + 10 (the
+    # interval the last call asked for) calls nothing, and the next wake-up is the
+    # deferred one's time. A future arriving then must not wait for it: it would
+    # be polled a whole second later than the interval (the poll state machine's
+    # "due tasks not polled" found it).
+    driver = Driver()
+    (deferred,) = driver.arrive(1, T0)
+    driver.round(T0, returned=10.0)
+    core = driver.core
+    core.defer(deferred, T0 + 11.0)
+    assert driver.round(T0 + 10.0) == []
+    assert core.wait_timeout(T0 + 10.0) == 1.0
+
+    (new,) = [PollEntry(Task(), None)]
+    assert core.arrive(new, T0 + 10.5)  # take it in at once
+    assert core.admit()  # and poll it
+
+    assert core.due(T0 + 10.5)
+    assert driver.round(T0 + 10.5) == [[new]]
+
+
+def test_an_arrival_after_a_round_that_called_joins_the_next_round() -> None:
+    driver = Driver()
+    driver.arrive(1, T0)
+    driver.round(T0, returned=10.0)
+
+    assert not driver.core.arrive(PollEntry(Task(), None), T0 + 1.0)
+
+
 def test_a_descriptor_deferred_during_a_call_sets_the_wake_up_of_its_round() -> None:
     driver = Driver()
     (entry,) = driver.arrive(1, T0)

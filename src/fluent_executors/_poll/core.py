@@ -170,6 +170,13 @@ class PollCore(Generic[E]):
         self._due: list[E] | None = None
         self._next = 0
         self._delay = math.inf
+        # Whether this round has called the poll function, and whether the last
+        # round did: then the next one comes when a call asked, and an arrival
+        # joins it; after a round that called nothing (every descriptor deferred)
+        # the next wake-up is a deferred one's time, and an arrival is polled at
+        # once, not then.
+        self._called = False
+        self._cadenced = True
 
     def __len__(self) -> int:
         """The number of descriptors taken in whose future is not done."""
@@ -189,7 +196,7 @@ class PollCore(Generic[E]):
         entry._since = entry._last_polled = now
         # Looked at before and after the append: the driver may take it in
         # meanwhile.
-        at_once = not self._polled
+        at_once = not self._polled or not self._cadenced
         self._arrivals.append(entry)
         return at_once or self._deadline is None or not self._polled
 
@@ -203,7 +210,12 @@ class PollCore(Generic[E]):
             ``stats()``, ``attach()`` or a sync delegate's ``submit``, it makes one
             more round after the current one.)
         """
-        idle = not if_idle or not self._polled or self._deadline is None
+        idle = (
+            not if_idle
+            or not self._polled
+            or self._deadline is None
+            or not self._cadenced
+        )
         self._take_arrivals()
         if idle and self._fresh:  # else a round that polls them has begun
             self._wake = True
@@ -329,6 +341,7 @@ class PollCore(Generic[E]):
         self._due = None
         self._next = 0
         self._delay = math.inf
+        self._called = False
         self._fresh = 0
         return True
 
@@ -386,6 +399,7 @@ class PollCore(Generic[E]):
 
     def lending(self, batch: list[E]) -> None:
         """``batch`` goes to the poll function now."""
+        self._called = True
         self._polled.lending(batch)
 
     def returned(self, batch: list[E], value: object) -> bool:
@@ -447,6 +461,7 @@ class PollCore(Generic[E]):
         self._due = None
         self._polled.end_round()
         delay = self._delay
+        self._cadenced = self._called
         if self._any_deferred:  # the poll function may have deferred some
             delay = min(delay, self._next_deferred(self._polled, now))
         self._deadline = now + delay if delay < math.inf else None
