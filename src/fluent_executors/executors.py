@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .cancel_on_shutdown import CancelOnShutdownExecutor
     from .dask import DaskExecutor
     from .map import FlatMapExecutor, MapExecutor
+    from .noop import NoopExecutor
     from .poll import PollExecutor
     from .pools import ThreadPoolExecutor
     from .rate_limit import RateLimitExecutor
@@ -128,6 +129,7 @@ class Executors:
         with_throttle = ThrottleExecutor
         with_rate_limit = RateLimitExecutor
         with_cancel_on_shutdown = CancelOnShutdownExecutor
+        with_noop = NoopExecutor
 
     @overload
     @staticmethod
