@@ -80,10 +80,7 @@ CANCEL_ON_SHUTDOWN = Layer(
     "with_cancel_on_shutdown", lambda e: Executors.with_cancel_on_shutdown(e)
 )
 
-NOOP = Layer("with_noop", lambda e: Executors.with_noop(e))
-
 SINGLE_LAYERS = (
-    NOOP,
     POLL,
     POLL_IN_TIMEOUT,
     RETRY,

@@ -119,7 +119,6 @@ WRAPPERS: dict[str, Callable[[Executor], Any]] = {
     "throttle_block": lambda e: Executors.with_throttle(e, 2, block=True),
     "rate_limit": lambda e: Executors.with_rate_limit(e, 3, period=0.01),
     "cancel_on_shutdown": lambda e: Executors.with_cancel_on_shutdown(e),
-    "noop": lambda e: Executors.with_noop(e),
     "every_wrapper": lambda e: Executors.with_retry(
         Executors.with_cancel_on_shutdown(
             Executors.with_rate_limit(

@@ -81,7 +81,6 @@ EXAMPLES: dict[str, Callable[..., Any]] = {
     "throttle": lambda d, **kw: Executors.with_throttle(d, 2, **kw),
     "rate_limit": lambda d, **kw: Executors.with_rate_limit(d, 100, **kw),
     "cancel_on_shutdown": lambda d, **kw: Executors.with_cancel_on_shutdown(d, **kw),
-    "noop": lambda d, **kw: Executors.with_noop(d, **kw),
     "asyncio": lambda d, **kw: Executors.with_asyncio(d, **kw),
 }
 

@@ -6,7 +6,6 @@
 #   executors                       the Executors facade: one-line calls to the classes
 #   bind pytest_plugin _progress    BoundCallable; the pytest fixtures; progress()
 #   poll retry timeout map flat_map throttle rate_limit cancel_on_shutdown asyncio
-#   noop                            a throwaway wrapper
 #                                   one module per wrapper
 #   sync pools _process_pool dask ray futures testing _waiting
 #                                   the base executors (dask and ray on _remote);
@@ -94,7 +93,6 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
         f_zip,
     )
     from .map import FlatMapExecutor, MapExecutor
-    from .noop import NoopExecutor
     from .poll import CancelFn, PollDescriptor, PollExecutor, PollFn
     from .pools import ThreadPoolExecutor
     from .rate_limit import RateLimitExecutor
@@ -119,7 +117,6 @@ __all__ = [
     "FlatMapExecutor",
     "FluentExecutor",
     "MapExecutor",
-    "NoopExecutor",
     "PollDescriptor",
     "PollExecutor",
     "PollFn",

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from .bind import BoundCallable
     from .cancel_on_shutdown import CancelOnShutdownExecutor
     from .map import FlatMapExecutor, MapExecutor
-    from .noop import NoopExecutor
     from .poll import CancelFn, PollExecutor, PollFn
     from .rate_limit import RateLimitExecutor
     from .retry import RetryExecutor, RetryPolicy
@@ -271,10 +270,6 @@ class FluentExecutor(Executor, Generic[R]):
         def with_cancel_on_shutdown(
             self, logger: logging.Logger | None = None, name: str | None = None
         ) -> CancelOnShutdownExecutor[R]: ...
-
-        def with_noop(
-            self, logger: logging.Logger | None = None, name: str | None = None
-        ) -> NoopExecutor[R]: ...
 
     @overload
     def bind(

@@ -94,7 +94,6 @@ EXECUTORS: tuple[Row, ...] = (
         "CancelOnShutdownExecutor",
         "cancel_on_shutdown",
     ),
-    Row("with_noop", ".noop", "NoopExecutor", "noop"),
     Row("with_asyncio", ".asyncio", "AsyncioExecutor", "asyncio", bound=False),
 )
 WRAPPERS: tuple[Row, ...] = tuple(row for row in EXECUTORS if row.wraps)

@@ -60,7 +60,7 @@ class ExecutorStats:
         kind: the executor's kind, the ``type`` label of its metrics
             (``threadpool``, ``processpool``, ``sync``, ``poll``, ``retry``,
             ``timeout``, ``map``, ``flat_map``, ``throttle``, ``rate_limit``,
-            ``cancel_on_shutdown``, ``noop``, ``asyncio``, ``dask``, ``ray``).
+            ``cancel_on_shutdown``, ``asyncio``, ``dask``, ``ray``).
         name: the executor's name (its ``name`` property).
         submitted: futures returned by ``submit`` since the executor was created
             (``int``). Where the delegate's (or the other system's) ``submit``

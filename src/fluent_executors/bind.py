@@ -22,7 +22,6 @@ from .map import FlatMapExecutor, MapExecutor
 
 if TYPE_CHECKING:
     from .cancel_on_shutdown import CancelOnShutdownExecutor
-    from .noop import NoopExecutor
     from .poll import PollExecutor
     from .rate_limit import RateLimitExecutor
     from .retry import RetryExecutor
@@ -181,7 +180,6 @@ class BoundCallable(Generic[P, T]):
             CancelOnShutdownExecutor, "with_cancel_on_shutdown"
         )
         with_poll = _Rewrapping(PollExecutor, "with_poll")
-        with_noop = _Rewrapping(NoopExecutor, "with_noop")
         # mypy cannot match RetryExecutor's **kwargs to a ParamSpec; pyright can.
         with_retry = _Rewrapping(RetryExecutor, "with_retry")  # type: ignore[arg-type]
         with_timeout = _Rewrapping(TimeoutExecutor, "with_timeout")

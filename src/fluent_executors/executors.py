@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .cancel_on_shutdown import CancelOnShutdownExecutor
     from .dask import DaskExecutor
     from .map import FlatMapExecutor, MapExecutor
-    from .noop import NoopExecutor
     from .poll import PollExecutor
     from .pools import ThreadPoolExecutor
     from .rate_limit import RateLimitExecutor
@@ -129,7 +128,6 @@ class Executors:
         with_throttle = ThrottleExecutor
         with_rate_limit = RateLimitExecutor
         with_cancel_on_shutdown = CancelOnShutdownExecutor
-        with_noop = NoopExecutor
 
     @overload
     @staticmethod
