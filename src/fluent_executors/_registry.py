@@ -140,23 +140,31 @@ def name_of(executor: Executor, name: str | None = None) -> str:
     return name if isinstance(name, str) else "default"
 
 
-class _Signature:
-    """What a made method's ``__wrapped__`` is: its signature, worked out from the
-    class when ``inspect.signature`` asks (:mod:`inspect` is not imported before)."""
+class _Signature(type):
+    """The type of what a made method's ``__wrapped__`` is: a class standing for
+    its signature, worked out from the executor's class when ``inspect.signature``
+    asks (:mod:`inspect` is not imported before). A class, not an object: a tool
+    that unwraps a method to judge whether it is one (Sphinx's autodoc) takes a
+    method wrapping a class for one, as it does a constructor."""
 
-    def __init__(self, row: Row, owner: str) -> None:
-        self._row = row
-        self._owner = owner
+    _row: Row
+    _owner: str
+
+    @classmethod
+    def of(mcs, row: Row, owner: str) -> _Signature:
+        """The stand-in for the signature of ``row``'s method of ``owner``."""
+        return mcs(row.method, (), {"_row": row, "_owner": owner})
 
     @property
-    def __signature__(self) -> inspect.Signature:
+    def __signature__(cls) -> inspect.Signature:
         import inspect
 
-        cls = load(self._row)
-        signature = inspect.signature(cls)
+        row = cls._row
+        executor = load(row)
+        signature = inspect.signature(executor)
         parameters = list(signature.parameters.values())
-        if self._row.wraps:
-            if self._owner == "FluentExecutor":  # self is the delegate
+        if row.wraps:
+            if cls._owner == "FluentExecutor":  # self is the delegate
                 parameters[0] = inspect.Parameter(
                     "self", inspect.Parameter.POSITIONAL_OR_KEYWORD
                 )
@@ -166,7 +174,7 @@ class _Signature:
                 else p
                 for p in parameters
             ]
-        return signature.replace(parameters=parameters, return_annotation=cls)
+        return signature.replace(parameters=parameters, return_annotation=executor)
 
 
 def method_for(row: Row, owner: str) -> Callable[..., Any]:
@@ -215,7 +223,7 @@ def method_for(row: Row, owner: str) -> Callable[..., Any]:
     method.__name__ = row.method
     method.__qualname__ = called
     method.__module__ = "fluent_executors"
-    method.__wrapped__ = _Signature(row, owner)  # type: ignore[union-attr]
+    method.__wrapped__ = _Signature.of(row, owner)  # type: ignore[union-attr]
     method.__doc__ = _doc(row, owner)
     return method
 
