@@ -13,33 +13,19 @@ from typing import Any
 
 import pytest
 import structlog_like
+from wrapper_doubles import examples
 
 from fluent_executors import (
     AsyncioExecutor,
-    CancelOnShutdownExecutor,
     ExceptionRetryPolicy,
     Executors,
-    FlatMapExecutor,
-    MapExecutor,
-    PollExecutor,
-    RateLimitExecutor,
-    RetryExecutor,
     SyncExecutor,
-    ThrottleExecutor,
-    TimeoutExecutor,
-    f_return,
 )
 
+# Every wrapper of the registry, built with the logger given.
 BUILDERS: dict[str, Callable[[Executor, Any], Any]] = {
-    "poll": lambda d, log: PollExecutor(d, lambda ds: None, logger=log),
-    "retry": lambda d, log: RetryExecutor(d, logger=log),
-    "timeout": lambda d, log: TimeoutExecutor(d, 1.0, logger=log),
-    "map": lambda d, log: MapExecutor(d, str, logger=log),
-    "flat_map": lambda d, log: FlatMapExecutor(d, f_return, logger=log),
-    "throttle": lambda d, log: ThrottleExecutor(d, 2, logger=log),
-    "rate_limit": lambda d, log: RateLimitExecutor(d, 2, logger=log),
-    "cancel_on_shutdown": lambda d, log: CancelOnShutdownExecutor(d, logger=log),
-    "asyncio": lambda d, log: AsyncioExecutor(d, logger=log),
+    kind: functools.partial(lambda build, d, log: build(d, logger=log), build)
+    for kind, build in examples().items()
 }
 
 
@@ -77,16 +63,14 @@ async def a_coroutine_function() -> int:
     return 1
 
 
+# Base executors, and every wrapper whose futures are concurrent ones on one.
 EXECUTORS: dict[str, Callable[[], Any]] = {
     "thread_pool": lambda: Executors.thread_pool(max_workers=1),
     "sync": Executors.sync,
-    "retry": lambda: Executors.sync().with_retry(),
-    "timeout": lambda: Executors.sync().with_timeout(10.0),
-    "poll": lambda: Executors.sync().with_poll(lambda ds: None),
-    "map": lambda: Executors.sync().with_map(str),
-    "throttle": lambda: Executors.sync().with_throttle(2),
-    "rate_limit": lambda: Executors.sync().with_rate_limit(2),
-    "cancel_on_shutdown": lambda: Executors.sync().with_cancel_on_shutdown(),
+    **{
+        kind: functools.partial(lambda build: build(Executors.sync()), build)
+        for kind, build in examples(concurrent=True).items()
+    },
 }
 
 

@@ -44,28 +44,19 @@ from contract_chains import (
 )
 from wrapper_doubles import TIMEOUT, BrokenSubmitExecutor, invalid_state_errors, raise_
 
+import fluent_executors
 from fluent_executors import (
     Executors,
     ExecutorStats,
-    FlatMapExecutor,
     FluentExecutor,
-    MapExecutor,
-    PollExecutor,
     PollStats,
     QueueStats,
-    RateLimitExecutor,
-    RateLimitStats,
-    RetryExecutor,
     RetryStats,
-    SyncExecutor,
-    ThreadPoolExecutor,
-    ThrottleExecutor,
-    TimeoutExecutor,
     TimeoutStats,
     _scheduler,
 )
+from fluent_executors._registry import EXECUTORS, load
 from fluent_executors._scheduler import THREAD_NAME as SCHEDULER_THREAD
-from fluent_executors.cancel_on_shutdown import CancelOnShutdownExecutor
 
 STRESS_SUBMITS = 2000
 
@@ -193,16 +184,7 @@ def surviving_library_threads(before: set[threading.Thread]) -> list[str]:
 
 # What stats() returns on each executor of the chains: its kind, and its type.
 STATS_OF: dict[type[Any], tuple[str, type[ExecutorStats]]] = {
-    SyncExecutor: ("sync", ExecutorStats),
-    ThreadPoolExecutor: ("threadpool", ExecutorStats),
-    PollExecutor: ("poll", PollStats),
-    RetryExecutor: ("retry", RetryStats),
-    TimeoutExecutor: ("timeout", TimeoutStats),
-    MapExecutor: ("map", ExecutorStats),
-    FlatMapExecutor: ("flat_map", ExecutorStats),
-    ThrottleExecutor: ("throttle", QueueStats),
-    RateLimitExecutor: ("rate_limit", RateLimitStats),
-    CancelOnShutdownExecutor: ("cancel_on_shutdown", ExecutorStats),
+    load(row): (row.kind, getattr(fluent_executors, row.stats)) for row in EXECUTORS
 }
 
 

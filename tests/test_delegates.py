@@ -11,19 +11,11 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from wrapper_doubles import TIMEOUT
+from wrapper_doubles import TIMEOUT, examples
 
 from fluent_executors import Executors, ThreadPoolExecutor
 
-WRAPPERS: dict[str, Callable[[Any], Any]] = {
-    "retry": lambda d: Executors.with_retry(d, sleep=0.001),
-    "timeout": lambda d: Executors.with_timeout(d, 60.0),
-    "map": lambda d: Executors.with_map(d, lambda x: x),
-    "poll": lambda d: Executors.with_poll(d, lambda ds: [x.yield_result() for x in ds]),
-    "throttle": lambda d: Executors.with_throttle(d, 2),
-    "rate_limit": lambda d: Executors.with_rate_limit(d, 100),
-    "cancel_on_shutdown": lambda d: Executors.with_cancel_on_shutdown(d),
-}
+WRAPPERS: dict[str, Callable[[Any], Any]] = examples(concurrent=True)
 
 
 class CountingPool(ThreadPoolExecutor):

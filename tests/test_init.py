@@ -78,7 +78,10 @@ def test_importing_the_package_imports_the_facade_only() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('fluent_executors')"
         " or m in ('asyncio', 'multiprocessing', 'dataclasses', 'inspect')))"
     )
-    assert run_python(code) == "['fluent_executors', 'fluent_executors.executors']"
+    assert run_python(code) == (
+        "['fluent_executors', 'fluent_executors._registry', "
+        "'fluent_executors.executors']"
+    )
 
 
 def test_the_stats_snapshots_import_dataclasses_when_first_asked_for() -> None:

@@ -12,15 +12,17 @@ import sys
 import textwrap
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
 import metrics_workload
 import pytest
+from wrapper_doubles import EXAMPLES
 
-from fluent_executors import Executors, FluentExecutor, PollDescriptor, _metrics
+from fluent_executors import Executors, _metrics
 from fluent_executors._metrics import ENV_VAR
+from fluent_executors._registry import WRAPPERS
 
 TESTS = Path(__file__).parent
 
@@ -219,54 +221,25 @@ def _wrap(kind: str, name: str) -> Callable[[], Executor]:
     """A factory of a one-layer chain on a sync executor whose outer kind is
     ``kind``."""
     base = {"name": name}
-    wrappers: dict[str, Callable[[FluentExecutor], Executor]] = {
-        "poll": lambda e: e.with_poll(_resolve_all),
-        "retry": lambda e: e.with_retry(),
-        "timeout": lambda e: e.with_timeout(60),
-        "map": lambda e: e.with_map(str),
-        "flat_map": lambda e: e.with_flat_map(_done_future),
-        "throttle": lambda e: e.with_throttle(2),
-        "rate_limit": lambda e: e.with_rate_limit(10),
-        "cancel_on_shutdown": lambda e: e.with_cancel_on_shutdown(),
-    }
     if kind == "threadpool":
         return lambda: Executors.thread_pool(1, **base)
     if kind == "processpool":
         return lambda: Executors.process_pool(1, **base)
     if kind == "sync":
         return lambda: Executors.sync(**base)
-    wrap = wrappers[kind]
+    wrap = EXAMPLES[kind]
     return lambda: wrap(Executors.sync(name=name))  # the wrapper takes its name
 
 
-def _resolve_all(descriptors: list[PollDescriptor[Any]]) -> None:
-    for descriptor in descriptors:
-        descriptor.yield_result()
-
-
-def _done_future(value: object) -> Future[object]:
-    future: Future[object] = Future()
-    future.set_result(value)
-    return future
+# The pools, the sync executor and every wrapper whose futures are concurrent ones.
+KINDS = [
+    *("sync", "threadpool", "processpool"),
+    *(row.kind for row in WRAPPERS if row.bound),
+]
 
 
 @recording
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "sync",
-        "threadpool",
-        "processpool",
-        "poll",
-        "retry",
-        "timeout",
-        "map",
-        "flat_map",
-        "throttle",
-        "rate_limit",
-        "cancel_on_shutdown",
-    ],
-)
+@pytest.mark.parametrize("kind", KINDS)
 def test_each_executor_counts_itself_and_its_own_futures(kind: str) -> None:
     name = unique_name()
     executor = _wrap(kind, name)()

@@ -13,18 +13,11 @@ import pytest
 
 import fluent_executors as fe
 from fluent_executors import BoundCallable, Executors, FluentExecutor
+from fluent_executors._registry import WRAPPERS, load
 
-CLASSES: dict[str, type[Any]] = {
-    "poll": fe.PollExecutor,
-    "retry": fe.RetryExecutor,
-    "timeout": fe.TimeoutExecutor,
-    "map": fe.MapExecutor,
-    "flat_map": fe.FlatMapExecutor,
-    "throttle": fe.ThrottleExecutor,
-    "rate_limit": fe.RateLimitExecutor,
-    "cancel_on_shutdown": fe.CancelOnShutdownExecutor,
-    "asyncio": fe.AsyncioExecutor,
-}
+# Every wrapper, from the registry of executors.
+CLASSES: dict[str, type[Any]] = {row.kind: load(row) for row in WRAPPERS}
+BOUND = {row.kind for row in WRAPPERS if row.bound}
 
 # more-executors 2.11.4's positional arguments after the delegate.
 MORE_EXECUTORS_ORDER = {
@@ -59,7 +52,7 @@ def test_every_with_method_has_its_classs_parameters(kind: str) -> None:
 
     assert shape(getattr(FluentExecutor, f"with_{kind}"), 1) == expected
     assert shape(getattr(Executors, f"with_{kind}"), 1) == expected
-    if kind != "asyncio":  # a bound callable's futures are the library's
+    if kind in BOUND:  # not asyncio: a bound callable's futures are the library's
         assert shape(getattr(BoundCallable, f"with_{kind}"), 1) == expected
 
 

@@ -7,14 +7,20 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, InvalidStateError
 from typing import Any
 
+from fluent_executors import Executors, PollDescriptor, f_return
+from fluent_executors._registry import WRAPPERS
 from fluent_executors.testing import ManualExecutor
 
 __all__ = [
+    "EXAMPLES",
     "TIMEOUT",
     "BrokenSubmitExecutor",
     "ManualExecutor",
+    "examples",
     "invalid_state_errors",
     "raise_",
+    "resolve_all",
+    "same",
 ]
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
@@ -49,3 +55,40 @@ def invalid_state_errors(records: list[logging.LogRecord]) -> list[str]:
         if "InvalidStateError" in record.getMessage()
         or (record.exc_info and record.exc_info[0] is InvalidStateError)
     ]
+
+
+def resolve_all(descriptors: list[PollDescriptor[Any]]) -> None:
+    """A poll function that resolves every future with its delegate's result."""
+    for descriptor in descriptors:
+        descriptor.yield_result()
+
+
+def same(value: object) -> object:
+    """The function of a map that changes nothing."""
+    return value
+
+
+# One way to build each wrapper of the registry of executors (fluent_executors.
+# _registry) on a delegate, by its kind, for the tests that run every wrapper: the
+# keyword arguments given (logger=, name=) are passed on. tests/test_registry.py
+# checks that it has every wrapper, so a new one is tested by them all.
+EXAMPLES: dict[str, Callable[..., Any]] = {
+    "poll": lambda d, **kw: Executors.with_poll(d, resolve_all, **kw),
+    "retry": lambda d, **kw: Executors.with_retry(d, sleep=0.001, **kw),
+    "timeout": lambda d, **kw: Executors.with_timeout(d, 60.0, **kw),
+    "map": lambda d, **kw: Executors.with_map(d, same, **kw),
+    "flat_map": lambda d, **kw: Executors.with_flat_map(d, f_return, **kw),
+    "throttle": lambda d, **kw: Executors.with_throttle(d, 2, **kw),
+    "rate_limit": lambda d, **kw: Executors.with_rate_limit(d, 100, **kw),
+    "cancel_on_shutdown": lambda d, **kw: Executors.with_cancel_on_shutdown(d, **kw),
+    "asyncio": lambda d, **kw: Executors.with_asyncio(d, **kw),
+}
+
+
+def examples(*, concurrent: bool = False) -> dict[str, Callable[..., Any]]:
+    """:data:`EXAMPLES` in the registry's order; with ``concurrent``, only the
+    wrappers whose futures are :class:`concurrent.futures.Future` objects (not
+    asyncio's)."""
+    return {
+        row.kind: EXAMPLES[row.kind] for row in WRAPPERS if row.bound or not concurrent
+    }

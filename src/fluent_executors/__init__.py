@@ -25,6 +25,8 @@
 #                                   OpenTelemetry are imported when the first
 #                                   executor starts them); OpenTelemetry spans,
 #                                   and the submitter's context carried to the work
+#   _registry                       the table of executors (method, module, class,
+#                                   kind); the facade's and chain methods made from it
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
 #   _callbacks                      running users' callbacks (contained, flat)
@@ -33,12 +35,13 @@
 #                                   names, its version, its GIL (the portable mode)
 #
 # Deferred imports, on first use: __init__ imports the facade only, and every other
-# public name when it is first looked up (_DEFERRED, below); the facade imports the
-# module of each executor as its method is first looked up. The ways up: a with_*
-# method of _fluent imports the module of the wrapper it builds (its return type is
-# that subclass of FluentExecutor); _metrics imports _exporters when the first
-# executor is created. Deferred too, though not up: _stats (dataclasses import
-# inspect), by stats().
+# public name when it is first looked up (_DEFERRED, below). No module imports
+# upward, even in a function: the methods made from the registry (the facade's,
+# the chain methods of _fluent, BoundCallable's) import the module of the executor
+# they build by its name (_registry.load) on their first call, and _fluent's bind
+# reaches BoundCallable so (_registry.public); _metrics imports _exporters when
+# the first executor is created. Deferred too, though not up: _stats (dataclasses
+# import inspect), by stats().
 
 """Composable :mod:`concurrent.futures` executors: poll remote tasks through one poll
 function, and wrap any executor in more behaviour, one ``with_*`` call at a time.
@@ -50,6 +53,7 @@ Everything public is importable from here::
 
 from typing import TYPE_CHECKING
 
+from . import _registry
 from .executors import Executors
 
 if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
@@ -162,13 +166,13 @@ __all__ = [
 
 # Every public name but Executors, by the module that defines it, imported on first
 # use (PEP 562): "import fluent_executors" imports the facade only, and a program
-# imports the modules of the executors it uses (tests/test_init.py checks that
-# this table, the imports above and __all__ name the same things).
-_DEFERRED = {
+# imports the modules of the executors it uses. The executor classes come from the
+# registry of executors (_registry); tests/test_init.py checks that this table,
+# the imports above and __all__ name the same things.
+_DEFERRED: dict[str, tuple[str, ...]] = {
     "._errors": ("TimeoutCancelledError",),
     "._fluent": ("FluentExecutor", "SameResult"),
     "._logging": ("TRACE",),
-    "._process_pool": ("ProcessPoolExecutor",),
     "._progress": ("progress",),
     "._proxy": ("ProxyFuture",),
     "._stats": (
@@ -182,10 +186,7 @@ _DEFERRED = {
         "scheduler_stats",
     ),
     "._waiting": ("as_completed", "wait"),
-    ".asyncio": ("AsyncioExecutor",),
     ".bind": ("BoundCallable",),
-    ".cancel_on_shutdown": ("CancelOnShutdownExecutor",),
-    ".dask": ("DaskExecutor",),
     ".futures": (
         "f_and",
         "f_apply",
@@ -202,16 +203,11 @@ _DEFERRED = {
         "f_traverse",
         "f_zip",
     ),
-    ".map": ("FlatMapExecutor", "MapExecutor"),
-    ".poll": ("CancelFn", "PollDescriptor", "PollExecutor", "PollFn"),
-    ".pools": ("ThreadPoolExecutor",),
-    ".rate_limit": ("RateLimitExecutor",),
-    ".ray": ("RayExecutor",),
-    ".retry": ("ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy", "retry_after"),
-    ".sync": ("SyncExecutor",),
-    ".throttle": ("ThrottleCount", "ThrottleExecutor"),
-    ".timeout": ("TimeoutExecutor",),
+    ".poll": ("CancelFn", "PollDescriptor", "PollFn"),
+    ".retry": ("ExceptionRetryPolicy", "RetryPolicy", "retry_after"),
+    ".throttle": ("ThrottleCount",),
 }
+_DEFERRED = _registry.with_classes(_DEFERRED)  # and every executor class
 _MODULE_OF = {name: module for module, names in _DEFERRED.items() for name in names}
 
 

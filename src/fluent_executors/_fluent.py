@@ -8,6 +8,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, final, overload
 
+from ._registry import WRAPPERS, install, method_for, public
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -184,228 +186,90 @@ class FluentExecutor(Executor, Generic[R]):
             lines.append(f"  <- {text}" if lines else text)
         return "\n".join(lines)
 
-    def _chain_name(self, name: str | None) -> str:
-        """The name of a wrapper built on this executor: ``name``, else this one's.
-        A chain method builds its wrapper class itself (a deferred import of its
-        module is the one way up the layers), never through the facade."""
-        return self.name if name is None else name
+    if TYPE_CHECKING:
+        # The chain methods, for type checkers: each returns its wrapper class of
+        # this executor's result type R. At run time each is made from the registry
+        # (below the class), with its class's signature; tests/test_registry.py
+        # checks that these are the classes' parameters.
 
-    def with_poll(
-        self,
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None = None,
-        default_interval: float = 5.0,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        poll_retry_policy: RetryPolicy | None = None,
-        max_batch: int | None = None,
-        poll_timeout: float | None = None,
-    ) -> PollExecutor[R]:
-        """Wrap this executor in a :class:`~fluent_executors.PollExecutor`.
-
-        Same as ``Executors.with_poll(self, ...)``; see
-        :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
-
-        Returns:
-            A ``PollExecutor[R]``: its futures have this executor's result type.
-        """
-        from .poll import PollExecutor
-
-        return PollExecutor(
+        def with_poll(
             self,
-            poll_fn,
-            cancel_fn,
-            default_interval,
-            logger,
-            self._chain_name(name),
-            poll_retry_policy=poll_retry_policy,
-            max_batch=max_batch,
-            poll_timeout=poll_timeout,
-        )
+            poll_fn: PollFn,
+            cancel_fn: CancelFn | None = None,
+            default_interval: float = 5.0,
+            logger: logging.Logger | None = None,
+            name: str | None = None,
+            *,
+            poll_retry_policy: RetryPolicy | None = None,
+            max_batch: int | None = None,
+            poll_timeout: float | None = None,
+        ) -> PollExecutor[R]: ...
 
-    def with_retry(
-        self,
-        retry_policy: RetryPolicy | None = None,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        **kwargs: Any,
-    ) -> RetryExecutor[R]:
-        """Wrap this executor in a :class:`~fluent_executors.RetryExecutor`.
-
-        Same as ``Executors.with_retry(self, ...)``; see
-        :meth:`Executors.with_retry <fluent_executors.Executors.with_retry>`.
-
-        Returns:
-            A ``RetryExecutor[R]``: its futures have this executor's result type.
-        """
-        from ._errors import called_as
-        from .retry import RetryExecutor
-
-        # (Its keywords other than these go to the ExceptionRetryPolicy it makes.)
-        return called_as(
-            "FluentExecutor.with_retry",
-            RetryExecutor,
+        def with_retry(
             self,
-            retry_policy,
-            logger,
-            self._chain_name(name),
-            **kwargs,
-        )
+            retry_policy: RetryPolicy | None = None,
+            logger: logging.Logger | None = None,
+            name: str | None = None,
+            **kwargs: Any,
+        ) -> RetryExecutor[R]: ...
 
-    def with_timeout(
-        self,
-        timeout: float,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> TimeoutExecutor[R]:
-        """Wrap this executor in a :class:`~fluent_executors.TimeoutExecutor`.
-
-        Same as ``Executors.with_timeout(self, ...)``; see
-        :meth:`Executors.with_timeout <fluent_executors.Executors.with_timeout>`.
-
-        Returns:
-            A ``TimeoutExecutor[R]``: its futures have this executor's result type.
-        """
-        from .timeout import TimeoutExecutor
-
-        return TimeoutExecutor(self, timeout, logger, self._chain_name(name))
-
-    def with_asyncio(
-        self,
-        loop: asyncio.AbstractEventLoop | None = None,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> AsyncioExecutor[R]:
-        """Wrap this executor in a :class:`~fluent_executors.AsyncioExecutor`.
-
-        Same as ``Executors.with_asyncio(self, ...)``; see
-        :meth:`Executors.with_asyncio <fluent_executors.Executors.with_asyncio>`.
-
-        Returns:
-            An ``AsyncioExecutor[R]``: its ``asyncio.Future`` objects have this
-            executor's result type.
-        """
-        from .asyncio import AsyncioExecutor
-
-        return AsyncioExecutor(self, loop, logger, self._chain_name(name))
-
-    def with_map(
-        self,
-        fn: Callable[[Any], U],
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        error_fn: Callable[[Exception], U] | None = None,
-    ) -> MapExecutor[U]:
-        """Wrap this executor in a :class:`~fluent_executors.MapExecutor`.
-
-        Same as ``Executors.with_map(self, ...)``; see
-        :meth:`Executors.with_map <fluent_executors.Executors.with_map>`.
-
-        Returns:
-            A ``MapExecutor[U]``, for ``fn`` and ``error_fn`` returning ``U``.
-        """
-        from .map import MapExecutor
-
-        return MapExecutor(self, fn, logger, self._chain_name(name), error_fn=error_fn)
-
-    def with_flat_map(
-        self,
-        fn: Callable[[Any], Future[U]],
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        error_fn: Callable[[Exception], Future[U]] | None = None,
-    ) -> FlatMapExecutor[U]:
-        """Wrap this executor in a :class:`~fluent_executors.FlatMapExecutor`.
-
-        Same as ``Executors.with_flat_map(self, ...)``; see
-        :meth:`Executors.with_flat_map <fluent_executors.Executors.with_flat_map>`.
-
-        Returns:
-            A ``FlatMapExecutor[U]``, for ``fn`` and ``error_fn`` returning a
-            ``Future[U]``.
-        """
-        from .map import FlatMapExecutor
-
-        return FlatMapExecutor(
-            self, fn, logger, self._chain_name(name), error_fn=error_fn
-        )
-
-    def with_throttle(
-        self,
-        count: ThrottleCount,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        block: bool = False,
-    ) -> ThrottleExecutor[R]:
-        """Wrap this executor in a :class:`~fluent_executors.ThrottleExecutor`.
-
-        Same as ``Executors.with_throttle(self, ...)``; see
-        :meth:`Executors.with_throttle <fluent_executors.Executors.with_throttle>`.
-
-        Returns:
-            A ``ThrottleExecutor[R]``: its futures have this executor's result type.
-        """
-        from .throttle import ThrottleExecutor
-
-        return ThrottleExecutor(self, count, logger, self._chain_name(name), block)
-
-    def with_rate_limit(
-        self,
-        max_calls: int,
-        period: float = 1.0,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        adaptive: bool = False,
-        too_many: Callable[[BaseException], object] | None = None,
-        decrease_factor: float = 0.5,
-        increase: float = 1.0,
-        max_pause: float = 300.0,
-    ) -> RateLimitExecutor[R]:
-        """Wrap this executor in a :class:`~fluent_executors.RateLimitExecutor`.
-
-        Same as ``Executors.with_rate_limit(self, ...)``; see
-        :meth:`Executors.with_rate_limit <fluent_executors.Executors.with_rate_limit>`.
-
-        Returns:
-            A ``RateLimitExecutor[R]``: its futures have this executor's result
-            type.
-        """
-        from .rate_limit import RateLimitExecutor
-
-        return RateLimitExecutor(
+        def with_timeout(
             self,
-            max_calls,
-            period,
-            logger,
-            self._chain_name(name),
-            adaptive=adaptive,
-            too_many=too_many,
-            decrease_factor=decrease_factor,
-            increase=increase,
-            max_pause=max_pause,
-        )
+            timeout: float,
+            logger: logging.Logger | None = None,
+            name: str | None = None,
+        ) -> TimeoutExecutor[R]: ...
 
-    def with_cancel_on_shutdown(
-        self, logger: logging.Logger | None = None, name: str | None = None
-    ) -> CancelOnShutdownExecutor[R]:
-        """Wrap this executor in a
-        :class:`~fluent_executors.CancelOnShutdownExecutor`.
+        def with_asyncio(
+            self,
+            loop: asyncio.AbstractEventLoop | None = None,
+            logger: logging.Logger | None = None,
+            name: str | None = None,
+        ) -> AsyncioExecutor[R]: ...
 
-        Same as ``Executors.with_cancel_on_shutdown(self, ...)``; see
-        :meth:`Executors.with_cancel_on_shutdown
-        <fluent_executors.Executors.with_cancel_on_shutdown>`.
+        def with_map(
+            self,
+            fn: Callable[[Any], U],
+            logger: logging.Logger | None = None,
+            name: str | None = None,
+            *,
+            error_fn: Callable[[Exception], U] | None = None,
+        ) -> MapExecutor[U]: ...
 
-        Returns:
-            A ``CancelOnShutdownExecutor[R]``: its futures have this executor's
-            result type.
-        """
-        from .cancel_on_shutdown import CancelOnShutdownExecutor
+        def with_flat_map(
+            self,
+            fn: Callable[[Any], Future[U]],
+            logger: logging.Logger | None = None,
+            name: str | None = None,
+            *,
+            error_fn: Callable[[Exception], Future[U]] | None = None,
+        ) -> FlatMapExecutor[U]: ...
 
-        return CancelOnShutdownExecutor(self, logger, self._chain_name(name))
+        def with_throttle(
+            self,
+            count: ThrottleCount,
+            logger: logging.Logger | None = None,
+            name: str | None = None,
+            block: bool = False,
+        ) -> ThrottleExecutor[R]: ...
+
+        def with_rate_limit(
+            self,
+            max_calls: int,
+            period: float = 1.0,
+            logger: logging.Logger | None = None,
+            name: str | None = None,
+            *,
+            adaptive: bool = False,
+            too_many: Callable[[BaseException], object] | None = None,
+            decrease_factor: float = 0.5,
+            increase: float = 1.0,
+            max_pause: float = 300.0,
+        ) -> RateLimitExecutor[R]: ...
+
+        def with_cancel_on_shutdown(
+            self, logger: logging.Logger | None = None, name: str | None = None
+        ) -> CancelOnShutdownExecutor[R]: ...
 
     @overload
     def bind(
@@ -426,9 +290,8 @@ class FluentExecutor(Executor, Generic[R]):
             ``T``; a ``BoundCallable[P, R]`` if this executor's result type ``R`` is
             not :class:`~fluent_executors.SameResult`.
         """
-        from .bind import BoundCallable
-
-        return BoundCallable(self, fn)
+        bound: BoundCallable[P, Any] = public(".bind", "BoundCallable")(self, fn)
+        return bound
 
     @overload
     def flat_bind(
@@ -451,6 +314,10 @@ class FluentExecutor(Executor, Generic[R]):
             ``Future[T]``; if this executor's result type is not
             :class:`~fluent_executors.SameResult`, it must be a ``Future[T]``.
         """
-        from .bind import flat_bound
+        bound: BoundCallable[P, Any] = public(".bind", "flat_bound")(self, fn)
+        return bound
 
-        return flat_bound(self, fn)
+
+# The chain methods at run time: one per wrapper of the registry, which imports the
+# wrapper's module on its first call (nothing here imports upward).
+install(FluentExecutor, WRAPPERS, lambda row: method_for(row, "FluentExecutor"))

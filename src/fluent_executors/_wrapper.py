@@ -15,7 +15,6 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from . import _scheduler
 from ._counts import open_counts
-from ._errors import called_as
 from ._fluent import FluentExecutor, R, SameResult
 from ._logging import ContainedLogger
 from ._proxy import ProxyFuture
@@ -89,65 +88,6 @@ def check_logger(logger: object) -> None:
             f"({', '.join(_LOGGER_METHODS)}), got {type(logger).__name__} without "
             f"{', '.join(missing)}"
         )
-
-
-def name_of(executor: Executor, name: str | None = None) -> str:
-    """``name`` if given, else the ``name`` of ``executor`` if it has a string one,
-    else ``"default"``: the name of a wrapper built around ``executor``."""
-    if name is not None:
-        return name
-    name = getattr(executor, "name", "default")
-    return name if isinstance(name, str) else "default"
-
-
-def wrapping(
-    cls: type[Any], method: str, owner: str = "Executors"
-) -> Callable[..., Any]:
-    """The ``with_*`` method ``method`` of the facade and of ``BoundCallable``, for
-    the wrapper class ``cls``: ``cls``'s constructor, except that ``name``
-    (positional or keyword), when not given or ``None``, is the delegate's
-    (:func:`name_of`), and that a wrong keyword argument's ``TypeError`` names
-    ``<owner>.<method>()`` (:func:`~fluent_executors._errors.called_as`). Its
-    signature is ``cls``'s (``__wrapped__``): each wrapper's parameters are written
-    once, on its class."""
-    called = f"{owner}.{method}"
-    code = cls.__init__.__code__
-    positional = code.co_varnames[: code.co_argcount]  # self, delegate, ...
-    at = positional.index("name") - 2 if "name" in positional else len(positional)
-
-    def with_x(delegate: Executor, *args: Any, **kwargs: Any) -> Any:
-        if len(args) > at:
-            args = (*args[:at], name_of(delegate, args[at]), *args[at + 1 :])
-        else:
-            kwargs["name"] = name_of(delegate, kwargs.get("name"))
-        return called_as(called, cls, delegate, *args, **kwargs)
-
-    kind = cls.__name__
-    with_x.__name__ = method
-    with_x.__qualname__ = f"Executors.{method}"
-    with_x.__wrapped__ = cls  # type: ignore[attr-defined]  # its signature
-    with_x.__doc__ = f"""Wrap ``delegate`` in a :class:`~fluent_executors.{kind}`.
-
-        ``Executors.{method}(delegate, ...)`` is ``{kind}(delegate, ...)``: the
-        same arguments, in the same order (see :class:`~fluent_executors.{kind}`),
-        except that ``name``, unless given, is ``delegate``'s name rather than
-        ``"default"`` (see :ref:`guide-names`). On a
-        :class:`~fluent_executors.BoundCallable`, ``bound.{method}(...)`` wraps its
-        executor so, and returns a new ``BoundCallable`` of the same function.
-
-        Returns:
-            A ``{kind}[R]`` if ``delegate`` is a
-            :class:`~fluent_executors.FluentExecutor` of result type ``R`` (the
-            result type passes down the chain), else a ``{kind}[SameResult]``
-            (for ``with_map`` and ``with_flat_map``, their functions' result type).
-
-        Raises:
-            TypeError: ``delegate`` has no ``submit`` method, or an argument has
-                the wrong type, as for :class:`~fluent_executors.{kind}`.
-            ValueError: an argument is out of range, as for
-                :class:`~fluent_executors.{kind}`.
-        """
-    return with_x
 
 
 def check_non_negative(argument: str, value: object, *, finite: bool = False) -> float:

@@ -6,16 +6,27 @@ import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    TypeVar,
+    overload,
+)
 
-from ._wrapper import check_callable, check_delegate, name_of, wrapping
-from .cancel_on_shutdown import CancelOnShutdownExecutor
+from ._registry import WRAPPERS, Row, install, method_for, name_of
+from ._wrapper import check_callable, check_delegate
 from .map import FlatMapExecutor, MapExecutor
-from .poll import PollExecutor
-from .rate_limit import RateLimitExecutor
-from .retry import RetryExecutor
-from .throttle import ThrottleExecutor
-from .timeout import TimeoutExecutor
+
+if TYPE_CHECKING:
+    from .cancel_on_shutdown import CancelOnShutdownExecutor
+    from .poll import PollExecutor
+    from .rate_limit import RateLimitExecutor
+    from .retry import RetryExecutor
+    from .throttle import ThrottleExecutor
+    from .timeout import TimeoutExecutor
 
 __all__ = ["BoundCallable"]
 
@@ -35,14 +46,18 @@ class _Rewrapping(Generic[Q]):
     API reference, which show the wrapper's parameters after the executor).
     """
 
-    def __init__(
-        self, wrapper: Callable[Concatenate[Executor, Q], Executor], method: str
-    ) -> None:
-        self._wrap: Callable[..., Executor] = wrapping(
-            wrapper,  # type: ignore[arg-type]
-            method,
-            "BoundCallable",
-        )
+    _wrap: Callable[..., Executor]  # the facade's method, given BoundCallable's name
+
+    if TYPE_CHECKING:  # typed by the wrapper class; made from its registry row
+
+        def __init__(
+            self, wrapper: Callable[Concatenate[Executor, Q], Executor], method: str
+        ) -> None: ...
+
+    else:
+
+        def __init__(self, row: Row) -> None:
+            self._wrap = method_for(row, "BoundCallable")
 
     @overload
     def __get__(self, bound: None, owner: type[Any]) -> Callable[..., Executor]: ...
@@ -157,15 +172,25 @@ class BoundCallable(Generic[P, T]):
 
     # The wrappers that keep the result type: each is its class's constructor,
     # given the bound executor (see _Rewrapping), so its parameters are the class's.
-    with_throttle = _Rewrapping(ThrottleExecutor, "with_throttle")
-    with_rate_limit = _Rewrapping(RateLimitExecutor, "with_rate_limit")
-    with_cancel_on_shutdown = _Rewrapping(
-        CancelOnShutdownExecutor, "with_cancel_on_shutdown"
+    # For type checkers; at run time, made from the registry (below the class).
+    if TYPE_CHECKING:
+        with_throttle = _Rewrapping(ThrottleExecutor, "with_throttle")
+        with_rate_limit = _Rewrapping(RateLimitExecutor, "with_rate_limit")
+        with_cancel_on_shutdown = _Rewrapping(
+            CancelOnShutdownExecutor, "with_cancel_on_shutdown"
+        )
+        with_poll = _Rewrapping(PollExecutor, "with_poll")
+        # mypy cannot match RetryExecutor's **kwargs to a ParamSpec; pyright can.
+        with_retry = _Rewrapping(RetryExecutor, "with_retry")  # type: ignore[arg-type]
+        with_timeout = _Rewrapping(TimeoutExecutor, "with_timeout")
+
+
+if not TYPE_CHECKING:  # the methods above, made from the registry
+    install(
+        BoundCallable,
+        tuple(row for row in WRAPPERS if row.bound and row.keeps_result),
+        _Rewrapping,
     )
-    with_poll = _Rewrapping(PollExecutor, "with_poll")
-    # mypy cannot match RetryExecutor's **kwargs to a ParamSpec; pyright can.
-    with_retry = _Rewrapping(RetryExecutor, "with_retry")  # type: ignore[arg-type]
-    with_timeout = _Rewrapping(TimeoutExecutor, "with_timeout")
 
 
 def flat_bound(executor: Executor, fn: Callable[P, Any]) -> BoundCallable[P, Any]:

@@ -1,8 +1,9 @@
 """The ``Executors`` facade: one place to build every executor of the library.
 
-Its methods are the classes' constructors: each signature is written once, on the
-class (tests/test_signatures.py checks that the facade matches). A ``with_*`` method
-only adds that the new wrapper takes its delegate's ``name`` when none is given.
+Its methods are the classes' constructors, made from the table of executors
+(:mod:`fluent_executors._registry`): each signature is written once, on the class
+(tests/test_signatures.py checks that the facade matches). A ``with_*`` method only
+adds that the new wrapper takes its delegate's ``name`` when none is given.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
+
+from ._registry import EXECUTORS, install, method_for
 
 if TYPE_CHECKING:
     from ._fluent import FluentExecutor, SameResult
@@ -35,61 +38,6 @@ T = TypeVar("T")
 # its default, which a type variable must not have before P in a signature.
 DelegateResult = TypeVar("DelegateResult")
 P = ParamSpec("P")
-
-
-class _OnFirstUse:
-    """A method of the facade, made on first use from the class that it builds, and
-    imported then: importing the facade imports no executor's module.
-
-    Its first lookup puts the method in its place on the class that defines it
-    (never on a subclass it was looked up through, which may override it):
-    ``cls`` itself (calling it builds one), or with ``wrap``, ``wrapping(cls)`` (a
-    ``with_*`` method, whose ``name`` defaults to the delegate's)."""
-
-    def __init__(self, module: str, cls: str, *, wrap: bool = False) -> None:
-        self._module = module
-        self._cls = cls
-        self._wrap = wrap
-        self._name = ""
-        self._owner: type | None = None
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-        self._owner = owner
-
-    def __get__(self, instance: object, owner: type) -> Callable[..., Any]:
-        import importlib
-
-        from ._wrapper import wrapping
-
-        cls = getattr(importlib.import_module(self._module, __package__), self._cls)
-        method = wrapping(cls, self._name) if self._wrap else _building(cls, self._name)
-        setattr(self._owner or owner, self._name, staticmethod(method))
-        return method
-
-
-def _building(cls: type[Any], method: str) -> Callable[..., Any]:
-    """The facade's method ``method`` that builds a ``cls``: its constructor, whose
-    ``TypeError`` for a wrong keyword argument names ``Executors.<method>()``. Its
-    signature is ``cls``'s (``__wrapped__``)."""
-    from ._errors import called_as
-
-    called = f"Executors.{method}"
-
-    def build(*args: Any, **kwargs: Any) -> Any:
-        return called_as(called, cls, *args, **kwargs)
-
-    build.__name__ = method
-    build.__qualname__ = called
-    build.__wrapped__ = cls  # type: ignore[attr-defined]  # its signature
-    kind = cls.__name__
-    build.__doc__ = f"""Return a new :class:`~fluent_executors.{kind}`.
-
-        ``Executors.{method}(...)`` is ``{kind}(...)``: the same arguments, in the
-        same order (see :class:`~fluent_executors.{kind}`), except that a wrong
-        keyword argument's ``TypeError`` names ``Executors.{method}()``.
-        """
-    return build
 
 
 class Executors:
@@ -164,8 +112,10 @@ class Executors:
 
     if TYPE_CHECKING:
         # Type checkers see the constructors (their overloads give a wrapper of a
-        # FluentExecutor[R] the result type R); at run time, wrapping(cls) calls
-        # the constructor with the delegate's name as the default name.
+        # FluentExecutor[R] the result type R). At run time these methods are made
+        # from the registry (below the class): each calls the constructor, with the
+        # delegate's name as a wrapper's default name, importing its module on the
+        # first call.
         sync = staticmethod(SyncExecutor)
         dask = staticmethod(DaskExecutor)
         ray = staticmethod(RayExecutor)
@@ -178,21 +128,6 @@ class Executors:
         with_throttle = ThrottleExecutor
         with_rate_limit = RateLimitExecutor
         with_cancel_on_shutdown = CancelOnShutdownExecutor
-    else:
-        sync = _OnFirstUse(".sync", "SyncExecutor")
-        dask = _OnFirstUse(".dask", "DaskExecutor")
-        ray = _OnFirstUse(".ray", "RayExecutor")
-        with_poll = _OnFirstUse(".poll", "PollExecutor", wrap=True)
-        with_retry = _OnFirstUse(".retry", "RetryExecutor", wrap=True)
-        with_timeout = _OnFirstUse(".timeout", "TimeoutExecutor", wrap=True)
-        with_asyncio = _OnFirstUse(".asyncio", "AsyncioExecutor", wrap=True)
-        with_map = _OnFirstUse(".map", "MapExecutor", wrap=True)
-        with_flat_map = _OnFirstUse(".map", "FlatMapExecutor", wrap=True)
-        with_throttle = _OnFirstUse(".throttle", "ThrottleExecutor", wrap=True)
-        with_rate_limit = _OnFirstUse(".rate_limit", "RateLimitExecutor", wrap=True)
-        with_cancel_on_shutdown = _OnFirstUse(
-            ".cancel_on_shutdown", "CancelOnShutdownExecutor", wrap=True
-        )
 
     @overload
     @staticmethod
@@ -283,3 +218,7 @@ class Executors:
         from .bind import flat_bound
 
         return flat_bound(executor, fn)
+
+
+# The methods of the registry's executors, but those written above (the pools).
+install(Executors, EXECUTORS, lambda row: staticmethod(method_for(row, "Executors")))

@@ -1,0 +1,190 @@
+"""The registry of executors (``fluent_executors._registry``, docs/contributing.rst,
+Adding a wrapper): it has every executor class of the package, and what is made
+from it (the facade, the chain methods, ``BoundCallable``'s, the public names, the
+tests' tables) has each of them, with the class's signature."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+from typing import Any
+
+import contract_chains
+import pytest
+import test_submit_errors
+from wrapper_doubles import EXAMPLES
+
+import fluent_executors
+from fluent_executors import BoundCallable, Executors, FluentExecutor
+from fluent_executors._registry import EXECUTORS, WRAPPERS, Row, load
+
+PACKAGE = Path(fluent_executors.__file__).parent
+
+
+def executor_classes() -> set[type[Any]]:
+    """The classes of the package that derive from ``FluentExecutor`` and have no
+    subclass in it: the executors one builds (not their bases)."""
+    for module in pkgutil.walk_packages(fluent_executors.__path__, "fluent_executors."):
+        importlib.import_module(module.name)
+    found: set[type[Any]] = set()
+    todo = [FluentExecutor]
+    while todo:
+        for cls in todo.pop().__subclasses__():
+            if cls.__module__.startswith("fluent_executors.") and cls not in found:
+                found.add(cls)
+                todo.append(cls)
+    return {c for c in found if not any(o is not c and issubclass(o, c) for o in found)}
+
+
+def test_the_registry_has_every_executor_class_once() -> None:
+    registered = [load(row) for row in EXECUTORS]
+    assert len(registered) == len(set(registered))
+    assert set(registered) == executor_classes()
+    assert len({row.method for row in EXECUTORS}) == len(EXECUTORS)
+    assert len({row.kind for row in EXECUTORS}) == len(EXECUTORS)
+
+
+@pytest.mark.parametrize("row", EXECUTORS, ids=lambda row: row.method)
+def test_each_executor_is_public_and_on_the_facade(row: Row) -> None:
+    cls = load(row)
+    assert getattr(fluent_executors, row.cls) is cls
+    assert row.cls in fluent_executors.__all__
+    assert getattr(fluent_executors, row.stats) in (
+        fluent_executors.ExecutorStats,
+        *fluent_executors.ExecutorStats.__subclasses__(),
+        *fluent_executors.QueueStats.__subclasses__(),
+    )
+    assert callable(getattr(Executors, row.method))
+    assert f"``{row.kind}``" in (fluent_executors.ExecutorStats.__doc__ or "")
+
+
+@pytest.mark.parametrize("row", WRAPPERS, ids=lambda row: row.method)
+def test_each_wrapper_has_its_methods_kind_and_stats(row: Row) -> None:
+    cls = load(row)
+    assert callable(getattr(Executors.sync(), row.method))
+    assert hasattr(BoundCallable, row.method) == row.bound
+    with EXAMPLES[row.kind](Executors.sync(name="base")) as executor:
+        assert type(executor) is cls
+        assert executor.name == "base"
+        stats = executor.stats()
+        assert (stats.kind, type(stats).__name__) == (row.kind, row.stats)
+
+
+def test_the_tests_tables_have_every_wrapper() -> None:
+    # The tables of the tests that run every wrapper: a new wrapper fails here
+    # until they have it.
+    concurrent = {row.kind for row in WRAPPERS if row.bound}
+    assert set(EXAMPLES) == {row.kind for row in WRAPPERS}
+    assert concurrent <= set(test_submit_errors.WRAPPERS)
+    layers = {layer.name for layer in contract_chains.SINGLE_LAYERS}
+    assert {row.method for row in WRAPPERS if row.bound} <= layers
+
+
+@pytest.mark.parametrize("row", WRAPPERS, ids=lambda row: row.method)
+def test_the_made_methods_have_the_classs_signature(row: Row) -> None:
+    cls = load(row)
+    after_delegate = list(inspect.signature(cls).parameters.values())[1:]
+
+    for method, first in (
+        (getattr(Executors, row.method), "delegate"),
+        (getattr(FluentExecutor, row.method), "self"),
+    ):
+        signature = inspect.signature(method)
+        parameters = list(signature.parameters.values())
+        assert parameters[0].name == first
+        assert signature.return_annotation is cls
+        for made, own in zip(parameters[1:], after_delegate, strict=True):
+            if own.name == "name":  # the delegate's name unless given
+                assert (made.default, made.annotation) == (None, "str | None")
+            else:
+                assert made == own
+        # What it wraps is a class, as a constructor's is: Sphinx's autodoc, which
+        # unwraps it, then documents a method, not an attribute.
+        assert inspect.isclass(inspect.unwrap(method))
+    bound = inspect.signature(getattr(Executors.sync(), row.method))
+    assert list(bound.parameters) == [p.name for p in after_delegate]
+
+
+def type_checking_names(path: Path, cls: str) -> dict[str, ast.AST]:
+    """What the ``if TYPE_CHECKING:`` blocks of the class ``cls`` in ``path``
+    define for type checkers: each name and its definition."""
+    tree = ast.parse(path.read_text())
+    body = next(
+        n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == cls
+    ).body
+    found: dict[str, ast.AST] = {}
+    for node in body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                if isinstance(inner, ast.FunctionDef):
+                    found[inner.name] = inner
+                elif isinstance(inner, ast.Assign):
+                    for target in inner.targets:
+                        found[ast.unparse(target)] = inner
+    return found
+
+
+def test_type_checkers_see_every_method_made_at_run_time() -> None:
+    facade = type_checking_names(PACKAGE / "executors.py", "Executors")
+    assert {row.method for row in EXECUTORS} <= set(facade) | set(vars(Executors))
+    for row in WRAPPERS:
+        assert ast.unparse(facade[row.method]) == f"{row.method} = {row.cls}"
+    chain = type_checking_names(PACKAGE / "_fluent.py", "FluentExecutor")
+    assert {name for name in chain if name.startswith("with_")} == {
+        row.method for row in WRAPPERS
+    }
+    bound = type_checking_names(PACKAGE / "bind.py", "BoundCallable")
+    assert set(bound) == {row.method for row in WRAPPERS if row.bound} - {
+        row.method for row in WRAPPERS if not row.keeps_result
+    }
+
+
+@pytest.mark.parametrize("row", WRAPPERS, ids=lambda row: row.method)
+def test_the_chain_methods_stated_for_type_checkers_are_the_classs(row: Row) -> None:
+    # The one signature written twice (type checkers cannot derive a chain method
+    # from its class): the same parameters, kinds, defaults and annotations.
+    stub = type_checking_names(PACKAGE / "_fluent.py", "FluentExecutor")[row.method]
+    assert isinstance(stub, ast.FunctionDef)
+    arguments = stub.args
+    stated = [
+        *(
+            (a, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for a in arguments.args[1:]  # after self
+        ),
+        *(
+            [(arguments.vararg, inspect.Parameter.VAR_POSITIONAL)]
+            if arguments.vararg
+            else []
+        ),
+        *((a, inspect.Parameter.KEYWORD_ONLY) for a in arguments.kwonlyargs),
+        *(
+            [(arguments.kwarg, inspect.Parameter.VAR_KEYWORD)]
+            if arguments.kwarg
+            else []
+        ),
+    ]
+    defaults = [None] * (len(arguments.args) - 1 - len(arguments.defaults)) + list(
+        arguments.defaults
+    )
+    defaults += list(arguments.kw_defaults)
+    own = list(inspect.signature(load(row)).parameters.values())[1:]
+    assert [(a.arg, kind) for a, kind in stated] == [(p.name, p.kind) for p in own]
+    for (argument, _), default, parameter in zip(stated, defaults, own, strict=False):
+        if parameter.name == "name":
+            continue
+        if (row.method, parameter.name) == ("with_map", "fn"):
+            # MapExecutor takes no fn too (its results then pass through); type
+            # checkers ask a chain for one, whose result type it gives.
+            assert parameter.default is None
+            assert default is None
+            continue
+        if parameter.default is not inspect.Parameter.empty:
+            assert default is not None
+            assert ast.literal_eval(default) == parameter.default, parameter.name
+        if argument.annotation is not None and parameter.annotation != "Any":
+            stated_annotation = ast.unparse(argument.annotation)
+            # The chain's result types read R where the class reads its own.
+            assert stated_annotation == parameter.annotation, parameter.name
