@@ -199,16 +199,18 @@ async def test_without_a_policy_a_poll_error_fails_the_runs_of_that_call(
 
 async def test_cancelling_one_run_cancels_only_its_remote_task(unit: float) -> None:
     cancelled: list[Any] = []
-    polled: list[list[Any]] = []
+    cancelled_at: list[float] = []
+    polled: list[tuple[float, list[Any]]] = []
 
     def poll(descriptors: list[PollDescriptor[Any]]) -> float:
-        polled.append(sorted(d.result for d in descriptors))
+        polled.append((anyio.current_time(), sorted(d.result for d in descriptors)))
         for descriptor in descriptors:
             if descriptor.polls >= 5:
                 descriptor.yield_result(descriptor.result)
         return unit
 
     async def cancel(task_id: Any) -> bool:
+        cancelled_at.append(anyio.current_time())
         await anyio.sleep(0)
         cancelled.append(task_id)
         return True
@@ -233,8 +235,11 @@ async def test_cancelling_one_run_cancels_only_its_remote_task(unit: float) -> N
         group.start_soon(doomed)
     assert cancelled == ["doomed"]
     assert results == {"a": "a", "b": "b", "doomed": "cancelled"}
-    assert "doomed" in polled[0]
-    assert all("doomed" not in batch for batch in polled[3:])
+    polled_before = [batch for t, batch in polled if t < cancelled_at[0]]
+    polled_after = [batch for t, batch in polled if t >= cancelled_at[0]]
+    assert any("doomed" in batch for batch in polled_before)
+    assert polled_after  # the others were polled on, without it
+    assert all("doomed" not in batch for batch in polled_after)
 
 
 async def test_a_cancel_function_that_fails_is_logged_and_the_cancel_goes_on(
@@ -444,3 +449,77 @@ async def test_an_inline_chain_starts_no_thread(unit: float) -> None:
 def test_importing_the_package_never_imports_anyio() -> None:
     code = "import sys, fluent_executors; assert 'anyio' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_an_async_poll_function_over_poll_timeout_is_cancelled_and_fails(
+    unit: float,
+) -> None:
+    async def poll(descriptors: list[PollDescriptor[Any]]) -> None:
+        await anyio.sleep_forever()
+
+    executor = AsyncExecutors.inline().with_poll(
+        poll, default_interval=unit, poll_timeout=10 * unit
+    )
+
+    async def start() -> str:
+        return "task"
+
+    async with executor:
+        with pytest.raises(TimeoutError):
+            await executor.run(start)
+    assert executor.stats().poll_errors == 1  # type: ignore[attr-defined]
+
+
+async def test_a_cancel_function_is_bounded_by_poll_timeout(
+    unit: float, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def cancel(task_id: Any) -> bool:
+        await anyio.sleep_forever()
+        raise AssertionError  # pragma: no cover
+
+    executor = AsyncExecutors.inline().with_poll(
+        lambda ds: None, cancel, unit, poll_timeout=5 * unit
+    )
+
+    async def start() -> str:
+        return "task"
+
+    with caplog.at_level(logging.ERROR, "fluent_executors.aio"):
+        async with executor:
+            with anyio.move_on_after(2 * unit):
+                await executor.run(start)
+    assert "took longer than poll_timeout" in caplog.text
+
+
+async def test_a_descriptor_resolved_from_another_thread_wakes_its_run(
+    unit: float,
+) -> None:
+    async def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        for descriptor in descriptors:
+            await anyio.to_thread.run_sync(descriptor.yield_result, "from a thread")
+        return math.inf  # not again: the run must wake from the resolution alone
+
+    executor = AsyncExecutors.inline().with_poll(poll)
+    assert await run_all(executor, [1, 2]) == {1: "from a thread", 2: "from a thread"}
+
+
+@pytest.mark.parametrize(
+    "anyio_backend", [("trio", {"clock": MockClock(autojump_threshold=0)})]
+)
+async def test_hours_of_polling_pass_instantly_on_the_mock_clock(
+    anyio_backend: Any,
+) -> None:
+    # The example of docs/aio.rst, "Testing with a mock clock".
+    def poll(descriptors: list[PollDescriptor[int]]) -> float:
+        for descriptor in descriptors:
+            if descriptor.age >= 3 * 3600:
+                descriptor.yield_result(descriptor.result)
+        return 600.0
+
+    async def start() -> int:
+        return 7
+
+    executor = AsyncExecutors.inline().with_poll(poll)
+    async with executor:
+        assert await executor.run(start) == 7
+    assert executor.stats().polls == 3 * 6 + 1  # type: ignore[attr-defined]

@@ -178,8 +178,8 @@ class AsyncPollDriver:
                     self.name,
                 )
             else:
-                if not answer:
-                    self._logger.warning(
+                if not answer:  # (it may have ended meanwhile)
+                    self._logger.info(
                         "cancel function of async poll executor %r answered %r "
                         "for %r: the remote task may go on",
                         self.name,
