@@ -523,3 +523,20 @@ async def test_hours_of_polling_pass_instantly_on_the_mock_clock(
     async with executor:
         assert await executor.run(start) == 7
     assert executor.stats().polls == 3 * 6 + 1  # type: ignore[attr-defined]
+
+
+async def test_an_inner_layer_runs_while_the_outer_block_is_open(unit: float) -> None:
+    inner = AsyncExecutors.inline().with_poll(done_after(1), default_interval=unit)
+    outer = inner.with_map(str.upper)
+
+    async def start() -> str:
+        return "x"
+
+    async with outer:
+        assert await inner.run(start) == "done x"
+        assert await outer.run(start) == "DONE X"
+    with pytest.raises(RuntimeError, match="block has ended"):
+        await inner.run(start)
+    with pytest.raises(RuntimeError, match="started by another block"):
+        async with inner.with_retry():
+            pass  # pragma: no cover

@@ -149,7 +149,7 @@ class AsyncExecutor(Generic[R]):
                 f"cannot run on async executor {self.name!r}: its 'async with' "
                 "block has ended"
             )
-        if self._group is None and self._needs_loop():
+        if self._needs_loop():
             raise RuntimeError(
                 f"async executor {self.name!r} polls: enter 'async with executor:' "
                 "before calling run()"
@@ -165,7 +165,10 @@ class AsyncExecutor(Generic[R]):
         return layers
 
     def _needs_loop(self) -> bool:
-        return any(isinstance(layer, _Poll) for layer in self._layers())
+        """Whether a poll layer of the chain has no poll loop running."""
+        return any(
+            isinstance(layer, _Poll) and not layer._started for layer in self._layers()
+        )
 
     # -- the block -------------------------------------------------------------------
 
@@ -174,14 +177,15 @@ class AsyncExecutor(Generic[R]):
 
         Raises:
             RuntimeError: the block was entered before (an executor is entered
-                once), or a poll layer of the chain is running in another block.
+                once), or a poll layer of the chain was started by another block.
         """
         if self._group is not None or self._closed:
             raise RuntimeError(f"async executor {self.name!r} was started before")
         polls = [layer for layer in self._layers() if isinstance(layer, _Poll)]
         if any(layer._started for layer in polls):
             raise RuntimeError(
-                f"a poll layer of async executor {self.name!r} runs in another block"
+                f"a poll layer of async executor {self.name!r} was started by "
+                "another block"
             )
         group = anyio.create_task_group()
         await group.__aenter__()
@@ -213,7 +217,8 @@ class AsyncExecutor(Generic[R]):
             raised = error
             exc_type, exc, tb = type(error), error, error.__traceback__
         group.cancel_scope.cancel()
-        for layer in self._layers():
+        for layer in self._layers():  # a run through an inner layer is refused too
+            layer._closed = True
             if isinstance(layer, _Poll):
                 layer._close()
         suppressed = await group.__aexit__(exc_type, exc, tb)
@@ -271,6 +276,25 @@ class AsyncExecutor(Generic[R]):
         the remote task's identifier (shielded, at most ``poll_timeout`` seconds,
         its failure logged), and the cancellation propagates.
 
+        Args:
+            poll_fn: the poll function (:data:`AsyncPollFn`), called on the
+                caller's loop, never concurrently.
+            cancel_fn: called with a cancelled run's remote task identifier;
+                ``None``: nothing remote to cancel.
+            default_interval: seconds between polls when the poll function returns
+                ``None``, raises, or returns something that is not a number.
+            logger: where to log; default ``logging.getLogger("fluent_executors.aio")``.
+            name: the layer's name, in log messages; default this executor's.
+            poll_retry_policy: keyword-only, asked after a failed call whether its
+                runs stay pending; default none (they fail with the error).
+            max_batch: keyword-only, at most this many descriptors per call.
+            poll_timeout: keyword-only, seconds a call of the poll or cancel
+                function may take: a coroutine is cancelled (the call fails with
+                ``TimeoutError``), a plain call is logged once over.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
+
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.PollExecutor`.
         """
@@ -310,7 +334,17 @@ class AsyncExecutor(Generic[R]):
         """Retry failed runs as ``retry_policy`` says (the policies of
         :class:`~fluent_executors.RetryExecutor`; default an
         :class:`~fluent_executors.ExceptionRetryPolicy` from ``kwargs``), sleeping
-        through anyio between attempts.
+        through anyio between attempts. A cancellation is never retried.
+
+        Args:
+            retry_policy: the policy; default an
+                :class:`~fluent_executors.ExceptionRetryPolicy` from ``kwargs``.
+            logger: where a policy that raises is logged.
+            name: the layer's name; default this executor's.
+            kwargs: the arguments of :class:`~fluent_executors.ExceptionRetryPolicy`.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
 
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.RetryExecutor`.
@@ -323,6 +357,13 @@ class AsyncExecutor(Generic[R]):
         remote task polled inside through the cancel function) and raises the
         builtin :class:`TimeoutError`.
 
+        Args:
+            timeout: seconds, a number >= 0 (``math.inf``: none).
+            name: the layer's name; default this executor's.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
+
         Raises:
             TypeError, ValueError: ``timeout`` is not a number >= 0.
         """
@@ -331,6 +372,13 @@ class AsyncExecutor(Generic[R]):
 
     def with_throttle(self, count: int, name: str | None = None) -> AsyncExecutor[R]:
         """At most ``count`` runs at once; the others wait their turn.
+
+        Args:
+            count: an ``int`` >= 1.
+            name: the layer's name; default this executor's.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
 
         Raises:
             TypeError: ``count`` is not an ``int``. ValueError: it is below 1.
@@ -344,7 +392,16 @@ class AsyncExecutor(Generic[R]):
     def with_rate_limit(
         self, max_calls: int, period: float = 1.0, name: str | None = None
     ) -> AsyncExecutor[R]:
-        """At most ``max_calls`` runs start in any ``period`` seconds.
+        """At most ``max_calls`` runs start in any ``period`` seconds; the others
+        wait (an anyio sleep) for the window to let them.
+
+        Args:
+            max_calls: an ``int`` >= 1.
+            period: seconds, finite and > 0.
+            name: the layer's name; default this executor's.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
 
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.RateLimitExecutor`.
@@ -359,6 +416,13 @@ class AsyncExecutor(Generic[R]):
     ) -> AsyncExecutor[U]:
         """Each run returns ``fn(result)`` (awaited if ``fn`` is a coroutine
         function); what ``fn`` raises, the run raises.
+
+        Args:
+            fn: called with each result (type ``Any``), returning ``U``.
+            name: the layer's name; default this executor's.
+
+        Returns:
+            A new ``AsyncExecutor[U]``.
 
         Raises:
             TypeError: ``fn`` is not callable.
@@ -420,11 +484,6 @@ class _Poll(AsyncExecutor[R]):
     async def _run(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        if not self._started:
-            raise RuntimeError(
-                f"the poll loop of async executor {self.name!r} is not running: "
-                "enter 'async with' on the outermost executor"
-            )
         result = await super()._run(fn, args, kwargs)
         driver = self._driver
         future: PollFuture[Any] = PollFuture(driver)
@@ -597,7 +656,14 @@ class AsyncExecutors:
     @staticmethod
     def inline(name: str = "default") -> AsyncExecutor[SameResult]:
         """Run the function in the task that calls ``run``: a coroutine function
-        is awaited, a plain function called. Starts no thread."""
+        is awaited, a plain function called. Starts no thread.
+
+        Args:
+            name: the executor's name, in log messages and ``stats()``.
+
+        Returns:
+            An ``AsyncExecutor[SameResult]``.
+        """
         return _Inline(None, name)
 
     @staticmethod
@@ -606,6 +672,13 @@ class AsyncExecutors:
     ) -> AsyncExecutor[SameResult]:
         """Run plain functions in worker threads (``anyio.to_thread.run_sync``),
         at most ``max_workers`` at once.
+
+        Args:
+            max_workers: an ``int`` >= 1.
+            name: the executor's name, in log messages and ``stats()``.
+
+        Returns:
+            An ``AsyncExecutor[SameResult]``.
 
         Raises:
             TypeError: ``max_workers`` is not an ``int``. ValueError: below 1.
