@@ -185,11 +185,14 @@ def _figures_missing(source: Path, html: Path) -> list[str]:
 def demo(session: nox.Session) -> None:
     """Run the remote-task demo, docs/examples/publish.py (nox -s demo -- --help):
     with the given options, or twice, polling with searches and then with an async
-    request per task."""
-    session.install(".[demo]")
+    request per task; then, without options, its async twin on trio
+    (docs/examples/aio_publish.py: one httpx.AsyncClient, 500 tasks)."""
+    session.install(".[demo,aio]", "trio")
     runs = [session.posargs] if session.posargs else [[], ["--poll", "status"]]
     for options in runs:
         session.run("python", "docs/examples/publish.py", *options)
+    if not session.posargs:
+        session.run("python", "docs/examples/aio_publish.py", "--tasks", "500")
 
 
 @nox.session(name="release-check")

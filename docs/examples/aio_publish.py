@@ -94,8 +94,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--backend", choices=["trio", "asyncio"], default="trio")
     parser.add_argument("--deadline", type=float, default=30.0)
+    parser.add_argument("--min-duration", type=float, default=1.0)
+    parser.add_argument("--max-duration", type=float, default=3.0)
     args = parser.parse_args(argv)
-    service = TaskService(min_duration=1.0, max_duration=3.0, failure_rate=0.1)
+    service = TaskService(args.min_duration, args.max_duration, failure_rate=0.1)
     with TaskServer(service) as server:
         outcomes = anyio.run(
             publish_all, server.url, args.tasks, args.deadline, backend=args.backend
