@@ -229,6 +229,7 @@ BENCHMARKS = [
     "bench/memory.py",
     "bench/retry_flaky.py",
     "bench/remote_tasks.py",
+    "bench/aio_poll.py",
     "bench/adaptive_rate.py",
     "bench/metrics_overhead.py",
 ]
@@ -245,6 +246,9 @@ BENCH_PACKAGES = [
     "stamina>=24.2",
     # The plots of bench/report.py.
     "matplotlib>=3.8",
+    # bench/aio_poll.py: fluent_executors.aio on asyncio and trio.
+    ".[aio]",
+    "trio>=0.25",
 ]
 
 
