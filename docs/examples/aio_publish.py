@@ -90,7 +90,7 @@ async def publish_all(url: str, count: int, deadline: float) -> Counter[str]:
 def main(argv: list[str] | None = None) -> None:
     """Publish through a task service of its own; print the outcomes and the
     service's request counts."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--backend", choices=["trio", "asyncio"], default="trio")
     parser.add_argument("--deadline", type=float, default=30.0)
