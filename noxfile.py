@@ -196,11 +196,14 @@ def _figures_missing(source: Path, html: Path) -> list[str]:
 def demo(session: nox.Session) -> None:
     """Run the remote-task demo, docs/examples/publish.py (nox -s demo -- --help):
     with the given options, or twice, polling with searches and then with an async
-    request per task."""
-    session.install(".[demo]")
+    request per task; then, without options, its async twin on trio
+    (docs/examples/aio_publish.py: one httpx.AsyncClient, 500 tasks)."""
+    session.install(".[demo,aio]", "trio")
     runs = [session.posargs] if session.posargs else [[], ["--poll", "status"]]
     for options in runs:
         session.run("python", "docs/examples/publish.py", *options)
+    if not session.posargs:
+        session.run("python", "docs/examples/aio_publish.py", "--tasks", "500")
 
 
 @nox.session(name="release-check")
@@ -237,6 +240,7 @@ BENCHMARKS = [
     "bench/memory.py",
     "bench/retry_flaky.py",
     "bench/remote_tasks.py",
+    "bench/aio_poll.py",
     "bench/adaptive_rate.py",
     "bench/metrics_overhead.py",
 ]
@@ -253,6 +257,9 @@ BENCH_PACKAGES = [
     "stamina>=24.2",
     # The plots of bench/report.py.
     "matplotlib>=3.8",
+    # bench/aio_poll.py: fluent_executors.aio on asyncio and trio.
+    ".[aio]",
+    "trio>=0.25",
 ]
 
 

@@ -52,6 +52,7 @@ SCRIPTS = (
     "memory",
     "retry_flaky",
     "remote_tasks",
+    "aio_poll",
     "adaptive_rate",
     "metrics_overhead",
 )
@@ -270,6 +271,10 @@ PLOTS: dict[str, Callable[[Path, Any], Any]] = {
     "remote_tasks": plot_bars(
         "remote_tasks",
         [(1, "requests"), (3, "CPU seconds"), (4, "threads"), (6, "lateness p99, ms")],
+    ),
+    "aio_poll": plot_bars(
+        "aio_poll",
+        [(2, "status requests"), (4, "wall seconds"), (5, "CPU us per task")],
     ),
     "adaptive_rate": plot_adaptive_rate,
 }

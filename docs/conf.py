@@ -37,7 +37,8 @@ nitpick_ignore_regex = [
     (
         r"py:.*",
         r"(asyncio|collections\.abc|concurrent\.futures|logging|threading|types"
-        r"|typing|distributed)(\..*)?|Executor|Future",
+        r"|typing|typing_extensions|distributed|anyio)(\..*)?|Executor|Future"
+        r"|TaskGroup|Self|P\.args|P\.kwargs",
     ),
     (r"py:.*", r"~?(fluent_executors\.[\w.]+\.)?([A-Z]|DelegateResult)(\.\w+)?"),
 ]
@@ -47,6 +48,7 @@ _ALIASES = {
     "PollFn": "fluent_executors.poll",
     "CancelFn": "fluent_executors.poll",
     "ThrottleCount": "fluent_executors.throttle",
+    "AsyncPollFn": "fluent_executors.aio._executors",
 }
 autodoc_type_aliases = {name: name for name in _ALIASES}
 autodoc_default_options = {

@@ -24,6 +24,13 @@ def test_every_public_name_is_documented_in_the_api_reference() -> None:
     assert sorted(set(fluent_executors.__all__) - documented) == []
 
 
+def test_every_name_of_the_aio_subpackage_is_documented_too() -> None:
+    import fluent_executors.aio
+
+    documented = set(DIRECTIVE.findall((API / "aio.rst").read_text()))
+    assert sorted(set(fluent_executors.aio.__all__) - documented) == []
+
+
 def test_no_page_of_the_docs_is_over_6000_words() -> None:
     """A page a reader takes in at one sitting (``wc -w``): a longer one is split,
     as the demo's part of the poll page was (docs/poll-demo.rst)."""

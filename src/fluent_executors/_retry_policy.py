@@ -26,6 +26,7 @@ __all__ = [
     "RetryPolicy",
     "ask_policy",
     "check_policy",
+    "policy_of",
     "success_is_final",
 ]
 
@@ -341,6 +342,27 @@ def _exception_types(exception_base: object) -> tuple[type[BaseException], ...]:
             )
         types.append(candidate)
     return tuple(types)
+
+
+def policy_of(retry_policy: object, kwargs: dict[str, Any]) -> RetryPolicy:
+    """The policy of a retry executor (threaded or async): ``retry_policy``, or
+    without one an :class:`ExceptionRetryPolicy` built from ``kwargs``.
+
+    Raises:
+        TypeError: ``retry_policy`` is not a :class:`RetryPolicy`; ``kwargs`` are
+            given with it, or are not :class:`ExceptionRetryPolicy` arguments.
+        ValueError: a policy argument is out of range.
+    """
+    if retry_policy is None:
+        return ExceptionRetryPolicy(**kwargs)
+    if kwargs:
+        raise TypeError(
+            "policy arguments cannot be given with retry_policy, got "
+            + ", ".join(sorted(kwargs))
+        )
+    check_policy(retry_policy)
+    assert isinstance(retry_policy, RetryPolicy)  # (checked)
+    return retry_policy
 
 
 def check_policy(policy: object) -> None:

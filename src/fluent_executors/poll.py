@@ -13,13 +13,14 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._fluent import FluentExecutor, R, SameResult
+from ._poll.core import check_poll_settings
 from ._poll.descriptor import PollDescriptor, PollFuture
 from ._poll.thread import PollThread
 from ._proxy import ProxyFuture
 from ._retry_policy import RetryPolicy
 from ._scheduler import retire as retire_scheduler
 from ._tracing import InContext
-from ._wrapper import WrapperExecutor, check_callable, check_non_negative
+from ._wrapper import WrapperExecutor
 
 if TYPE_CHECKING:
     from ._stats import PollStats
@@ -174,28 +175,13 @@ class PollExecutor(WrapperExecutor[R]):
         poll_timeout: float | None = None,
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
-        check_callable("poll_fn", poll_fn)
-        if cancel_fn is not None:
-            check_callable("cancel_fn", cancel_fn)
-        interval = check_non_negative("default_interval", default_interval)
-        if poll_retry_policy is not None and not isinstance(
-            poll_retry_policy, RetryPolicy
-        ):
-            raise TypeError(
-                "poll_retry_policy must be a RetryPolicy, "
-                f"got {type(poll_retry_policy).__name__}"
-            )
-        if max_batch is not None:
-            if not isinstance(max_batch, int) or isinstance(max_batch, bool):
-                raise TypeError(
-                    f"max_batch must be an int, got {type(max_batch).__name__}"
-                )
-            if max_batch < 1:
-                raise ValueError(f"max_batch must be at least 1, got {max_batch}")
-        timeout = (
-            None
-            if poll_timeout is None
-            else check_non_negative("poll_timeout", poll_timeout)
+        interval, timeout = check_poll_settings(
+            poll_fn,
+            cancel_fn,
+            default_interval,
+            poll_retry_policy,
+            max_batch,
+            poll_timeout,
         )
         self._open_metrics("poll")
         self._poller = PollThread(

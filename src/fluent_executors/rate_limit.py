@@ -195,13 +195,7 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         max_pause: float = 300.0,
     ) -> None:
         super().__init__(delegate, block=False, logger=logger, name=name)
-        if not isinstance(max_calls, int) or isinstance(max_calls, bool):
-            raise TypeError(f"max_calls must be an int, got {type(max_calls).__name__}")
-        if max_calls < 1:
-            raise ValueError(f"max_calls must be at least 1, got {max_calls}")
-        seconds = check_non_negative("period", period, finite=True)
-        if seconds == 0:
-            raise ValueError(f"period must be > 0 seconds, got {period!r}")
+        seconds = check_rate(max_calls, period)
         self._max_calls = max_calls
         self._period = seconds
         self._calls: deque[_Call] = deque()  # the calls of the window, oldest first
@@ -384,6 +378,27 @@ class _Adaptive:
         self.decrease_factor = decrease_factor
         self.increase = increase
         self.max_pause = max_pause
+
+
+def check_rate(max_calls: object, period: object) -> float:
+    """Check a rate limit's ``max_calls`` and ``period`` (threaded or async), each
+    error naming its argument.
+
+    Returns:
+        ``period``, in seconds, as a float.
+
+    Raises:
+        TypeError: ``max_calls`` is not an ``int``; ``period`` is not a real number.
+        ValueError: ``max_calls`` is below 1; ``period`` is not finite and > 0.
+    """
+    if not isinstance(max_calls, int) or isinstance(max_calls, bool):
+        raise TypeError(f"max_calls must be an int, got {type(max_calls).__name__}")
+    if max_calls < 1:
+        raise ValueError(f"max_calls must be at least 1, got {max_calls}")
+    seconds = check_non_negative("period", period, finite=True)
+    if seconds == 0:
+        raise ValueError(f"period must be > 0 seconds, got {period!r}")
+    return seconds
 
 
 def _check_adaptive(

@@ -19,6 +19,7 @@ from ._retry_policy import (
     RetryPolicy,
     ask_policy,
     check_policy,
+    policy_of,
     success_is_final,
 )
 from ._scheduler import TimerHandle, call_later
@@ -335,15 +336,7 @@ class RetryExecutor(WrapperExecutor[R]):
         **kwargs: Any,
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
-        if retry_policy is None:
-            retry_policy = ExceptionRetryPolicy(**kwargs)
-        elif kwargs:
-            raise TypeError(
-                "policy arguments cannot be given with retry_policy, got "
-                + ", ".join(sorted(kwargs))
-            )
-        check_policy(retry_policy)
-        self._policy = retry_policy
+        self._policy = policy_of(retry_policy, kwargs)
         self._outstanding = Outstanding()
         self._cancel_at_idle = False
         self._open_metrics("retry")

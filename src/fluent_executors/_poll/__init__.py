@@ -4,6 +4,8 @@ from those below it:
 
 - ``thread``: the thread driver, the poll thread of a ``PollExecutor``; a thin
   loop that feeds the core events, and calls the poll and cancel functions;
+- ``reports``: what every driver logs, and does, after a call of the poll
+  function (a failed call settled as the core decided);
 - ``descriptor``: ``PollDescriptor``, what the poll function is given, and the
   executor's future, with the methods a driver calls on them (``PollDriver``);
 - ``core``: the poll core, the decisions of each round as a state machine that does

@@ -29,6 +29,7 @@ from .._outstanding import Outstanding
 from .._scheduler import call_later
 from .._tracing import poll_call, poll_failed
 from .core import PollCore
+from .reports import settle_failed_poll, warn_bad_delay, warn_list_changed
 
 if TYPE_CHECKING:
     from .._counts import Counts
@@ -277,7 +278,7 @@ class PollThread:
         core, cond = self.core, self._cond
         while True:
             if core.list_changed():
-                self._warn_list_changed()
+                warn_list_changed(self._logger, self.name)
             with cond:
                 core.take_in()
                 while not core.due(_clock.monotonic()) and not self._cancels:
@@ -305,18 +306,6 @@ class PollThread:
             if (descriptor := cast("PollFuture[Any]", future).descriptor) is not None
         ]
 
-    def _warn_list_changed(self) -> None:
-        """Log, once, that the poll function changed its list behind its methods
-        (outside the lock: a logging handler may call the executor)."""
-        self._logger.warning(
-            "poll function of poll executor %r changed its list of descriptors "
-            "other than through the list's methods (list.sort(descriptors), "
-            "C code); the executor makes its own list anew "
-            "each time it finds that out (see the poll page, 'The list of "
-            "descriptors'; warned once)",
-            self.name,
-        )
-
     def _poll(self, batch: list[PollDescriptor[Any]]) -> None:
         """Call the poll function once with ``batch`` (the one place it is called,
         under a poll span if tracing is on) and tell the core how it went."""
@@ -343,20 +332,16 @@ class PollThread:
                 watchdog.cancel()
             counts.poll_called(start, True)
             poll_failed(error)
-            self._poll_failed(batch, error)
+            settle_failed_poll(
+                core, batch, error, _clock.monotonic(), self._logger, self.name
+            )
             return
         if watchdog is not None:
             watchdog.cancel()
         counts.poll_called(start, False)
         if not core.returned(batch, returned) and not self._warned_bad_delay:
             self._warned_bad_delay = True
-            self._logger.warning(
-                "poll function of poll executor %r returned %r, which is not a "
-                "number of seconds; polling every %s s instead (warned once)",
-                self.name,
-                returned,
-                core.default_interval,
-            )
+            warn_bad_delay(self._logger, self.name, returned, core.default_interval)
 
     def _run_cancels(
         self, cancels: list[tuple[Awaitable[object], Callable[[bool], object]]]
@@ -428,39 +413,3 @@ class PollThread:
             self._poll_timeout,
             size,
         )
-
-    def _poll_failed(
-        self, batch: list[PollDescriptor[Any]], error: BaseException
-    ) -> None:
-        """After the poll function raised ``error`` (in its ``except`` block): leave
-        the futures of ``batch`` pending if the core says so (its poll retry
-        policy), else fail them."""
-        failure = self.core.raised(batch, error, _clock.monotonic())
-        if failure.policy_error is not None:
-            self._logger.exception(
-                "poll retry policy %r of poll executor %r raised; failing the "
-                "futures of the poll",
-                self.core.poll_retry_policy,
-                self.name,
-                exc_info=failure.policy_error,
-            )
-        if failure.retry_in is not None:
-            self._logger.warning(
-                "poll function of poll executor %r raised (%d in a row); the %d "
-                "futures it was given stay pending, next poll in %s s",
-                self.name,
-                failure.failures,
-                len(batch),
-                failure.retry_in,
-                exc_info=True,
-            )
-            return
-        self._logger.warning(
-            "poll function of poll executor %r raised; failing the %d futures "
-            "it was given",
-            self.name,
-            len(batch),
-            exc_info=True,
-        )
-        for descriptor in batch:
-            descriptor.yield_exception(error)

@@ -1,0 +1,21 @@
+"""Executors for async programs, on asyncio and trio alike (through anyio): the
+chain of the threaded side, ``await executor.run(fn, ...)`` its one primitive, and
+batched polling on the caller's event loop. See the "Async programs" page.
+
+Needs the ``aio`` extra (anyio); ``import fluent_executors`` never imports it.
+
+.. versionadded:: 0.2.0
+"""
+
+from __future__ import annotations
+
+try:
+    import anyio  # noqa: F401
+except ImportError as error:  # pragma: no cover - the extra is missing
+    raise ImportError(
+        "fluent_executors.aio needs anyio: pip install 'fluent-executors[aio]'"
+    ) from error
+
+from ._executors import AsyncExecutor, AsyncExecutors, AsyncPollFn
+
+__all__ = ["AsyncExecutor", "AsyncExecutors", "AsyncPollFn"]
