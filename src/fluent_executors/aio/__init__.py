@@ -9,11 +9,13 @@ Needs the ``aio`` extra (anyio); ``import fluent_executors`` never imports it.
 
 from __future__ import annotations
 
+from .._errors import install_hint
+
 try:
     import anyio  # noqa: F401
 except ImportError as error:  # pragma: no cover - the extra is missing
     raise ImportError(
-        "fluent_executors.aio needs anyio: pip install 'fluent-executors[aio]'"
+        f"fluent_executors.aio needs anyio: {install_hint('aio')}"
     ) from error
 
 from ._executors import AsyncExecutor, AsyncExecutors, AsyncPollFn
