@@ -94,14 +94,17 @@ its GIL (see the module's docstring)."""
 LOCK_FREE = GIL and os.environ.get(PORTABLE_SWITCH) != "1"
 """Whether the steps that the GIL makes atomic go without their lock. On a Python
 the library does not know but with a GIL, they still do: they rely on the GIL, not
-on private fields. Gain: the end of a throttle's dispatch without its lock made
-the throttle layer 0.73x a bare pool instead of 1.25x-1.52x at 100,000 futures
-(``nox -s bench``, bench/layers.py, CHANGELOG 0.2.0)."""
+on private fields. Gain, measured: ``thread_pool(8).with_throttle(64)
+.with_timeout(60).with_retry()`` costs 1.15x the CPU per future with these steps
+locked (100,000 futures, best of 3 interleaved rounds, on a loaded 2-core machine;
+the session note of 2026-11-27 gives the script)."""
 
 OWN_POOL_ITEMS = not PORTABLE
 """Whether the library's thread pool queues work items of its own (see the
-module's docstring). Gain: one future per submit instead of two; the pool alone
-costs 0.36x a bare ``ThreadPoolExecutor`` per future at 100,000 (bench/layers.py)."""
+module's docstring). Gain, measured: one future per submit instead of two, and
+0.48x-0.59x the CPU per future of a bare ``ThreadPoolExecutor`` (100,000 futures,
+``max_workers=8``) against 2.12x-2.24x on the standard submit (the session note of
+2026-11-27 gives the script)."""
 
 
 def interpreter_exiting() -> bool:
