@@ -96,15 +96,14 @@ LOCK_FREE = GIL and os.environ.get(PORTABLE_SWITCH) != "1"
 the library does not know but with a GIL, they still do: they rely on the GIL, not
 on private fields. Gain, measured: ``thread_pool(8).with_throttle(64)
 .with_timeout(60).with_retry()`` costs 1.15x the CPU per future with these steps
-locked (100,000 futures, best of 3 interleaved rounds, on a loaded 2-core machine;
-the session note of 2026-11-27 gives the script)."""
+locked (bench/fast_paths.py; 100,000 futures, on a loaded 2-core machine)."""
 
 OWN_POOL_ITEMS = not PORTABLE
 """Whether the library's thread pool queues work items of its own (see the
 module's docstring). Gain, measured: one future per submit instead of two, and
 0.48x-0.59x the CPU per future of a bare ``ThreadPoolExecutor`` (100,000 futures,
-``max_workers=8``) against 2.12x-2.24x on the standard submit (the session note of
-2026-11-27 gives the script)."""
+``max_workers=8``) against 2.12x-2.24x on the standard submit
+(bench/fast_paths.py)."""
 
 
 def interpreter_exiting() -> bool:
