@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -420,3 +421,21 @@ def test_an_unknown_backend_in_the_environment_is_logged_and_ignored() -> None:
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "()"
     assert "unknown backend 'statsd'" in completed.stderr
+
+
+def test_an_executor_collected_inside_a_locked_section_of_its_tally_counts_closed():
+    # The garbage collector runs the finalizer of a collected executor at any
+    # allocation, in whatever thread: inside a section that holds the tally's lock
+    # already (a histogram's observe(), say). That deadlocked with a plain Lock.
+    tally = _metrics.Tally("retry", "collected")
+    done = threading.Event()
+
+    def inside_a_locked_section() -> None:
+        with tally.lock:
+            _metrics._count_closed(tally)  # as the finalizer would, from the GC
+        done.set()
+
+    threading.Thread(target=inside_a_locked_section, daemon=True).start()
+
+    assert done.wait(10)
+    assert tally.executors_closed == 1

@@ -126,7 +126,10 @@ class Tally:
         self.kind = kind
         self.name = name
         self.attributes = {"type": kind, "executor": name}
-        self.lock = threading.Lock()
+        # Re-entrant: the finalizer of a collected executor (_count_closed) runs
+        # wherever the garbage collector happens to run, in a thread that may hold
+        # this lock already (inside observe(), say): a plain Lock deadlocked there.
+        self.lock = threading.RLock()
         self.executors_created = 0
         self.executors_closed = 0
         self.futures_created = 0
@@ -416,6 +419,8 @@ class ExecutorMetrics:
 
 
 def _count_closed(tally: Tally) -> None:
+    # A weakref finalizer: it may run in the middle of any of this module's locked
+    # sections of this thread (the garbage collector runs at any allocation).
     with tally.lock:
         tally.executors_closed += 1
 
