@@ -57,7 +57,7 @@ from typing import Protocol
 from . import _clock
 from ._callbacks import mark_library_thread
 from ._logging import ContainedLogger
-from ._stdlib_compat import LOCK_FREE
+from ._stdlib_compat import LOCK_FREE, interpreter_exiting
 
 __all__ = [
     "THREAD_NAME",
@@ -323,7 +323,9 @@ class _Workers:
                     target=self._work, name=WORKER_THREAD_NAME, daemon=True
                 ).start()
             except RuntimeError:  # "can't start new thread": out of threads or memory
-                logger.exception("could not start a scheduler worker thread")
+                # (At interpreter exit no thread can start: expected, and quiet.)
+                if not interpreter_exiting():
+                    logger.exception("could not start a scheduler worker thread")
                 self._not_started(start - started)
                 return
 
