@@ -5,10 +5,11 @@ environment where only the wheel (and its dependencies) is installed::
 
 Imports the package from the environment (not from the source tree), every name of
 its ``__all__`` and every public module; checks that each public module's names are
-importable from the package itself (but for ``testing`` and ``pytest_plugin``,
-namespaces of their own), that ``__version__`` is the wheel's version and
-the installed distribution's, and that ``py.typed`` is installed. Exits with status 1
-and says what is wrong if anything is.
+importable from the package itself (but for ``testing``, ``pytest_plugin`` and
+``aio``, namespaces of their own; a module that needs an extra not installed must
+fail to import with an error naming the extra), that ``__version__`` is the wheel's
+version and the installed distribution's, and that ``py.typed`` is installed. Exits
+with status 1 and says what is wrong if anything is.
 """
 
 from __future__ import annotations
@@ -25,7 +26,11 @@ PACKAGE = "fluent_executors"
 
 # Public modules whose names are imported from the module, not from the package:
 # the helpers for users' tests, and the pytest plugin.
-OWN_NAMESPACES = {"testing", "pytest_plugin"}
+OWN_NAMESPACES = {"testing", "pytest_plugin", "aio"}
+
+# Public modules that need an extra (module: the package it needs, the extra):
+# without it, importing one fails with an ImportError that names the extra.
+NEEDS_EXTRA = {"aio": ("anyio", "aio")}
 
 
 def _installed(name: str) -> bool:
@@ -57,6 +62,16 @@ def main(wheel: Path) -> int:
         module_name = f"{PACKAGE}.{module_info.name}"
         if module_info.name == "pytest_plugin" and not _installed("pytest"):
             continue  # loaded by pytest only, which the wheel does not require
+        needs = NEEDS_EXTRA.get(module_info.name)
+        if needs is not None and not _installed(needs[0]):
+            try:
+                importlib.import_module(module_name)
+            except ImportError as error:
+                if f"'{needs[1]}' extra" not in str(error):
+                    problems.append(f"import {module_name}: {error} (names no extra)")
+            else:
+                problems.append(f"import {module_name} worked without {needs[0]}")
+            continue
         try:
             module = importlib.import_module(module_name)
         except ImportError as error:
