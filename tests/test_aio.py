@@ -452,7 +452,8 @@ async def test_an_inline_chain_starts_no_thread(unit: float) -> None:
     finally:
         threading.Thread.start = original  # type: ignore[method-assign]
     assert started == []
-    assert set(threading.enumerate()) == before
+    # No thread is new (one of an earlier test, an idle anyio worker, may end).
+    assert set(threading.enumerate()) - before == set()
 
 
 def test_importing_the_package_never_imports_anyio() -> None:
