@@ -1,6 +1,7 @@
 """Sphinx configuration of the documentation (``nox -s docs``). No intersphinx: the
 build needs no network, so the standard library's names are text, not links."""
 
+import sys
 import typing
 from typing import Any
 
@@ -10,6 +11,21 @@ from sphinx.application import Sphinx
 from sphinx.pycode import ModuleAnalyzer
 
 import fluent_executors
+import fluent_executors.aio
+from fluent_executors import _public
+
+# Sphinx reads a class's attribute docstrings and a function's overloads from the
+# module that __module__ names; the public names that private modules define name
+# the package instead (_public.publish). Put their defining modules back for the
+# build (every public name is imported first: some are imported on first use), but
+# PollDescriptor's: the pages name it by its public path, and it needs nothing from
+# its source.
+for _name in fluent_executors.__all__:
+    getattr(fluent_executors, _name)
+for _path, _defined_in in _public.DEFINED_IN.items():
+    if _path != "fluent_executors.poll.PollDescriptor":
+        _home, _, _name = _path.rpartition(".")
+        getattr(sys.modules[_home], _name).__module__ = _defined_in
 
 project = "fluent-executors"
 copyright = "2026, The fluent-executors developers"

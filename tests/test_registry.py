@@ -33,7 +33,10 @@ def executor_classes() -> set[type[Any]]:
     todo = [FluentExecutor]
     while todo:
         for cls in todo.pop().__subclasses__():
-            if cls.__module__.startswith("fluent_executors.") and cls not in found:
+            if (
+                cls.__module__.partition(".")[0] == "fluent_executors"
+                and cls not in found
+            ):
                 found.add(cls)
                 todo.append(cls)
     return {c for c in found if not any(o is not c and issubclass(o, c) for o in found)}

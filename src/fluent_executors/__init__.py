@@ -33,8 +33,9 @@
 #                                   clock; the library's exceptions
 #   _callbacks                      running users' callbacks (contained, flat)
 #   _logging                        the contained logger; per-future records (TRACE)
-#   _stdlib_compat                  what is read of CPython beyond its API: private
-#                                   names, its version, its GIL (the portable mode)
+#   _stdlib_compat _public          what is read of CPython beyond its API: private
+#                                   names, its version, its GIL (the portable mode);
+#                                   the public module of what private ones define
 #
 # Deferred imports, on first use: __init__ imports the facade only, and every other
 # public name when it is first looked up (_DEFERRED, below). No module imports

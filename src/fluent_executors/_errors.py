@@ -6,6 +6,8 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError
 from typing import Any, TypeVar
 
+from ._public import publish
+
 __all__ = ["TimeoutCancelledError"]
 
 T = TypeVar("T")
@@ -83,3 +85,6 @@ class TimeoutCancelledError(CancelledError):
     def __reduce__(self) -> tuple[type[TimeoutCancelledError], tuple[float, str]]:
         # Copied (each result() raises a copy) and pickled with its own arguments.
         return type(self), (self.timeout, self.source)
+
+
+publish("fluent_executors", TimeoutCancelledError)

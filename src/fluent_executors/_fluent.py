@@ -8,6 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, final, overload
 
+from ._public import publish
 from ._registry import WRAPPERS, install, method_for, public
 
 if TYPE_CHECKING:
@@ -321,3 +322,6 @@ class FluentExecutor(Executor, Generic[R]):
 # The chain methods at run time: one per wrapper of the registry, which imports the
 # wrapper's module on its first call (nothing here imports upward).
 install(FluentExecutor, WRAPPERS, lambda row: method_for(row, "FluentExecutor"))
+
+
+publish("fluent_executors", FluentExecutor, SameResult)

@@ -15,6 +15,7 @@ import math
 import numbers
 from collections.abc import Callable
 
+from ._public import publish
 from ._wrapper import check_callable, check_non_negative
 
 __all__ = ["DelayHint", "retry_after"]
@@ -168,3 +169,6 @@ class DelayHint:
 
     def __repr__(self) -> str:
         return repr(self._function)
+
+
+publish("fluent_executors", retry_after)

@@ -8,6 +8,7 @@ import concurrent.futures
 from typing import TYPE_CHECKING, Any
 
 from ._counts import open_counts
+from ._public import publish
 from ._wrapper import check_name
 from .pools import _LibraryPool, check_max_workers
 
@@ -64,3 +65,6 @@ class ProcessPoolExecutor(_LibraryPool, concurrent.futures.ProcessPoolExecutor):
         items = self._pending_work_items.copy()
         running = sum(1 for item in items.values() if item.future.running())
         return ExecutorStats(**self._counts.fields(running))
+
+
+publish("fluent_executors", ProcessPoolExecutor)

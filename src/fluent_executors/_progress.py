@@ -8,6 +8,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from ._errors import install_hint
+from ._public import publish
 
 __all__ = ["progress"]
 
@@ -68,3 +69,6 @@ def _counted(done: Iterator[Future[T]], bar: Any) -> Iterator[Future[T]]:
         for future in done:
             bar.update()
             yield future
+
+
+publish("fluent_executors", progress)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._hints import DelayHint, retry_after
 from ._proxy import outcome
+from ._public import publish
 from ._wrapper import check_callable, check_non_negative
 
 if TYPE_CHECKING:
@@ -389,3 +390,6 @@ def _jitter_random() -> random.Random:
 
 if hasattr(os, "register_at_fork"):  # not on Windows, which does not fork
     os.register_at_fork(after_in_child=_jitter_random.cache_clear)
+
+
+publish("fluent_executors", RetryPolicy, ExceptionRetryPolicy)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import _scheduler
+from ._public import publish
 
 __all__ = [
     "ExecutorStats",
@@ -236,3 +237,16 @@ def scheduler_stats() -> SchedulerStats:
         workers_busy=busy,
         workers=workers,
     )
+
+
+publish(
+    "fluent_executors",
+    ExecutorStats,
+    PollStats,
+    QueueStats,
+    RateLimitStats,
+    RetryStats,
+    SchedulerStats,
+    TimeoutStats,
+    scheduler_stats,
+)

@@ -30,6 +30,7 @@ from concurrent.futures import TimeoutError as FuturesTimeoutError
 from typing import Generic, TypeVar
 
 from . import _clock
+from ._public import publish
 from ._stdlib_compat import DoneAndNotDoneFutures
 from ._wrapper import check_non_negative
 
@@ -212,4 +213,4 @@ def _returns(finished: list[Future[T]], return_when: str) -> bool:
     return False
 
 
-as_completed.__module__ = wait.__module__ = "fluent_executors"
+publish("fluent_executors", as_completed, wait)

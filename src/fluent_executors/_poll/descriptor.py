@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, overload
 
 from .._proxy import ProxyFuture, outcome
+from .._public import publish
 from .._wrapper import check_non_negative
 from .core import PollEntry
 
@@ -270,4 +271,4 @@ class PollDescriptor(PollEntry[PollFuture[T]], Generic[T]):
 
 
 # Its public home, as more-executors' (and as help() and repr() show it).
-PollDescriptor.__module__ = "fluent_executors.poll"
+publish("fluent_executors.poll", PollDescriptor)

@@ -1,0 +1,50 @@
+"""The public home of the public names that private modules define.
+
+A class or function that a user imports from ``fluent_executors`` (or from a
+public subpackage) but that a private module defines reports the module the user
+imports it from: ``repr()``, ``help()``, pickle and error messages name
+``fluent_executors.TimeoutStats``, never ``fluent_executors._stats.TimeoutStats``.
+Each defining module calls :func:`publish` once, at its end, on the public names it
+defines.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+__all__ = ["DEFINED_IN", "publish"]
+
+DEFINED_IN: dict[str, str] = {}
+"""Where each published name is defined, by its public path:
+``"fluent_executors.TimeoutStats"`` to ``"fluent_executors._stats"``. The docs'
+configuration puts these back while Sphinx reads the package, since Sphinx reads a
+class's attribute comments and source from the module it names."""
+
+
+if TYPE_CHECKING:  # a Protocol costs import time
+    from typing import Protocol
+
+    class _Named(Protocol):
+        """A class or a function: named, and in a module."""
+
+        __module__: str
+        __qualname__: str
+
+
+def publish(module: str, *objects: _Named) -> None:
+    """Set the ``__module__`` of each class or function in ``objects`` to
+    ``module`` (a public module that exports it), and record where it is defined
+    in :data:`DEFINED_IN`.
+
+    That ``module`` exports each of them by its name is checked by
+    tests/test_public.py, not here (the module may import it lazily).
+
+    Raises:
+        ValueError: an object already names ``module`` (published twice).
+    """
+    for obj in objects:
+        defined_in = obj.__module__
+        if defined_in == module:
+            raise ValueError(f"{obj!r} is already in {module}")
+        DEFINED_IN[f"{module}.{obj.__qualname__}"] = defined_in
+        obj.__module__ = module
