@@ -8,6 +8,8 @@ from those below it:
   function (a failed call settled as the core decided);
 - ``descriptor``: ``PollDescriptor``, what the poll function is given, and the
   executor's future, with the methods a driver calls on them (``PollDriver``);
+- ``settings``: ``PollSettings``, a poll executor's arguments checked once
+  (threaded or async alike), and the core they make;
 - ``core``: the poll core, the decisions of each round as a state machine that does
   no I/O, starts no thread and reads no clock (``PollCore``, ``PollEntry``);
 - ``rounds``: the list of descriptors that each round passes to the poll function.

@@ -28,14 +28,13 @@ from .._logging import ContainedLogger
 from .._outstanding import Outstanding
 from .._scheduler import call_later
 from .._tracing import poll_call, poll_failed
-from .core import PollCore
 from .reports import settle_failed_poll, warn_bad_delay, warn_list_changed
 
 if TYPE_CHECKING:
     from .._counts import Counts
-    from .._retry_policy import RetryPolicy
-    from ..poll import CancelFn, PollFn
+    from .core import PollCore
     from .descriptor import PollDescriptor, PollFuture
+    from .settings import PollSettings
 
 # Logged when a cancel function raises; its first words are those of more-executors'
 # message for the same event, which programs written for it may look for.
@@ -55,21 +54,15 @@ class PollThread:
 
     def __init__(
         self,
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None,
-        default_interval: float,
+        settings: PollSettings,
         logger: ContainedLogger,
         name: str,
         counts: Counts,
-        *,
-        poll_retry_policy: RetryPolicy | None = None,
-        max_batch: int | None = None,
-        poll_timeout: float | None = None,
     ) -> None:
-        self.poll_fn = poll_fn
-        self.cancel_fn = cancel_fn
+        self.poll_fn = settings.poll_fn
+        self.cancel_fn = settings.cancel_fn
         self.name = name
-        self._poll_timeout = poll_timeout
+        self._poll_timeout = settings.poll_timeout
         self._loop: Any = None  # asyncio loop of async poll/cancel functions, if any
         # Answers of an async cancel function that the poll thread awaits next:
         # (the awaitable, what to call with its answer, a bool).
@@ -77,12 +70,7 @@ class PollThread:
         self._logger = logger
         self._counts = counts
         self._outstanding = Outstanding()  # submitted, not done
-        self.core: PollCore[PollDescriptor[Any]] = PollCore(
-            default_interval,
-            max_batch=max_batch,
-            poll_retry_policy=poll_retry_policy,
-            recover=self._descriptors,
-        )
+        self.core: PollCore[PollDescriptor[Any]] = settings.core(self._descriptors)
         # The lock guards the core; the poll thread waits on the Condition.
         # (Taken often, the lock is taken directly: a Condition's "with" is Python.)
         self._lock = threading.Lock()

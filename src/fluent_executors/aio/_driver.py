@@ -24,14 +24,14 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from .._poll.core import PollCore
 from .._poll.descriptor import PollDescriptor, PollFuture
 from .._poll.reports import settle_failed_poll, warn_bad_delay, warn_list_changed
 
 if TYPE_CHECKING:
     from .._counts import Counts
     from .._logging import ContainedLogger
-    from .._retry_policy import RetryPolicy
+    from .._poll.core import PollCore
+    from .._poll.settings import PollSettings
 
 __all__ = ["AsyncPollDriver"]
 
@@ -50,11 +50,11 @@ class AsyncPollDriver:
     :class:`~fluent_executors._poll.core.PollCore`.
 
     Args:
-        poll_fn: the poll function (plain or coroutine function).
-        cancel_fn: the cancel function (plain or coroutine function), or ``None``.
-        default_interval, max_batch, poll_retry_policy: the core's settings.
-        poll_timeout: seconds a call of the poll or cancel function may take
-            (``None``: no limit); an async one is cancelled, a plain one logged.
+        settings: the layer's poll function (plain or coroutine function), cancel
+            function (likewise, or ``None``) and its core's settings;
+            ``poll_timeout``: seconds a call of the poll or cancel function may
+            take (``None``: no limit), an async one is cancelled, a plain one
+            logged.
         logger: where to log.
         name: the layer's name, in log messages.
         counts: the layer's counts (``stats()``).
@@ -62,30 +62,20 @@ class AsyncPollDriver:
 
     def __init__(
         self,
-        poll_fn: Callable[[list[PollDescriptor[Any]]], Any],
-        cancel_fn: Callable[[Any], Any] | None,
-        default_interval: float,
+        settings: PollSettings,
         *,
-        max_batch: int | None,
-        poll_retry_policy: RetryPolicy | None,
-        poll_timeout: float | None,
         logger: ContainedLogger,
         name: str,
         counts: Counts,
     ) -> None:
-        self.poll_fn = poll_fn
-        self.cancel_fn = cancel_fn
+        self.poll_fn = settings.poll_fn
+        self.cancel_fn = settings.cancel_fn
         self.name = name
-        self._poll_timeout = poll_timeout
+        self._poll_timeout = settings.poll_timeout
         self._logger = logger
         self._counts = counts
         self._futures: set[PollFuture[Any]] = set()  # being polled
-        self.core: PollCore[PollDescriptor[Any]] = PollCore(
-            default_interval,
-            max_batch=max_batch,
-            poll_retry_policy=poll_retry_policy,
-            recover=self._descriptors,
-        )
+        self.core: PollCore[PollDescriptor[Any]] = settings.core(self._descriptors)
         self._lock = threading.Lock()
         self._wake: anyio.Event | None = None  # set: the loop looks at the core
         self._token: Any = None  # the event loop's, for a wake from another thread

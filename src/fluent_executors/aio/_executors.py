@@ -18,8 +18,8 @@ import anyio.to_thread
 from .._counts import Counts
 from .._fluent import R, SameResult
 from .._logging import ContainedLogger
-from .._poll.core import check_poll_settings
 from .._poll.descriptor import PollDescriptor, PollFuture
+from .._poll.settings import PollSettings
 from .._retry_policy import RetryPolicy, ask_policy, policy_of, success_is_final
 from .._wrapper import check_callable, check_non_negative
 from ..rate_limit import check_rate
@@ -298,7 +298,7 @@ class AsyncExecutor(Generic[R]):
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.PollExecutor`.
         """
-        interval, timeout = check_poll_settings(
+        settings = PollSettings(
             poll_fn,
             cancel_fn,
             default_interval,
@@ -306,21 +306,17 @@ class AsyncExecutor(Generic[R]):
             max_batch,
             poll_timeout,
         )
+        layer_name = name or self.name
         return _Poll(
             self,
-            name or self.name,
+            layer_name,
             AsyncPollDriver(
-                poll_fn,
-                cancel_fn,
-                interval,
-                max_batch=max_batch,
-                poll_retry_policy=poll_retry_policy,
-                poll_timeout=timeout,
+                settings,
                 logger=ContainedLogger(
                     logger or logging.getLogger("fluent_executors.aio")
                 ),
-                name=name or self.name,
-                counts=Counts("poll", name or self.name, None),
+                name=layer_name,
+                counts=Counts("poll", layer_name, None),
             ),
         )
 
