@@ -15,10 +15,10 @@
 #                                   virtual clock; as_completed and wait with an
 #                                   idle timeout
 #   _poll _retry_policy _queueing _remote  poll's machinery (a package of its own
-#                                   layers: thread > reports > descriptor
-#                                   > settings > core > rounds); retry policies;
-#                                   the queue of throttle and rate limit; the base
-#                                   of dask and ray
+#                                   layers: thread > driver > reports
+#                                   > descriptor > settings > core > rounds);
+#                                   retry policies; the queue of throttle and rate
+#                                   limit; the base of dask and ray
 #   _hints                          delays that a failure carries (Retry-After)
 #   _wrapper                        what the wrappers share: delegate, shutdown, checks
 #   _fluent _outstanding            FluentExecutor and its with_* methods; the

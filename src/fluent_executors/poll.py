@@ -179,12 +179,14 @@ class PollExecutor(WrapperExecutor[R]):
             poll_fn,
             cancel_fn,
             default_interval,
-            poll_retry_policy,
-            max_batch,
-            poll_timeout,
+            self._logger,
+            name,
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
+            poll_timeout=poll_timeout,
         )
         self._open_metrics("poll")
-        self._poller = PollThread(settings, self._logger, name, self._counts)
+        self._poller = PollThread(settings, self._counts)
         weakref.finalize(self, self._poller.close).atexit = False
 
     def _submit(

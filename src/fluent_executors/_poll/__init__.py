@@ -4,6 +4,8 @@ from those below it:
 
 - ``thread``: the thread driver, the poll thread of a ``PollExecutor``; a thin
   loop that feeds the core events, and calls the poll and cancel functions;
+- ``driver``: ``DriverBase``, what both drivers keep (the settings, the core
+  made of them, its lock) and do alike;
 - ``reports``: what every driver logs, and does, after a call of the poll
   function (a failed call settled as the core decided);
 - ``descriptor``: ``PollDescriptor``, what the poll function is given, and the

@@ -1,7 +1,7 @@
 """What a poll executor, threaded or async, is given: its arguments checked once,
 each error naming its argument, and the poll core they make
 (:class:`PollSettings`). ``PollExecutor`` and the async ``with_poll`` check
-theirs here, and their drivers make their cores here."""
+theirs here, and hand them to their drivers, which make their cores of them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .._wrapper import check_callable, check_non_negative
 from .core import PollCore, PollEntry
 
 if TYPE_CHECKING:
+    from .._logging import ContainedLogger
     from .._retry_policy import RetryPolicy
 
 __all__ = ["PollSettings"]
@@ -27,6 +28,8 @@ class PollSettings:
         cancel_fn: the cancel function (plain or coroutine function), or ``None``.
         default_interval: seconds between polls when the poll function returns
             ``None``, raises, or returns something that is not a number.
+        logger: where the driver logs (the executor has made its default).
+        name: the executor's name, in log messages (likewise).
         poll_retry_policy: asked after a failed call whether its futures stay
             pending (``None``: they fail).
         max_batch: at most this many descriptors per call (``None``: no limit).
@@ -44,7 +47,9 @@ class PollSettings:
     __slots__ = (
         "cancel_fn",
         "default_interval",
+        "logger",
         "max_batch",
+        "name",
         "poll_fn",
         "poll_retry_policy",
         "poll_timeout",
@@ -55,6 +60,9 @@ class PollSettings:
         poll_fn: Callable[[list[Any]], object],
         cancel_fn: Callable[[Any], object] | None,
         default_interval: float,
+        logger: ContainedLogger,
+        name: str,
+        *,
         poll_retry_policy: RetryPolicy | None,
         max_batch: int | None,
         poll_timeout: float | None,
@@ -66,6 +74,7 @@ class PollSettings:
             check_callable("cancel_fn", cancel_fn)
         self.poll_fn, self.cancel_fn = poll_fn, cancel_fn
         self.default_interval = check_non_negative("default_interval", default_interval)
+        self.logger, self.name = logger, name
         policy: object = poll_retry_policy
         if policy is not None and not isinstance(policy, RetryPolicy):
             raise TypeError(

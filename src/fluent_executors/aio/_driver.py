@@ -25,12 +25,11 @@ import anyio.from_thread
 import anyio.lowlevel
 
 from .._poll.descriptor import PollDescriptor, PollFuture
-from .._poll.reports import settle_failed_poll, warn_bad_delay, warn_list_changed
+from .._poll.driver import DriverBase
+from .._poll.reports import settle_failed_poll, warn_list_changed
 
 if TYPE_CHECKING:
     from .._counts import Counts
-    from .._logging import ContainedLogger
-    from .._poll.core import PollCore
     from .._poll.settings import PollSettings
 
 __all__ = ["AsyncPollDriver"]
@@ -45,42 +44,25 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
     return value
 
 
-class AsyncPollDriver:
+class AsyncPollDriver(DriverBase):
     """The driver of one async poll layer's polls, around a
     :class:`~fluent_executors._poll.core.PollCore`.
 
     Args:
         settings: the layer's poll function (plain or coroutine function), cancel
-            function (likewise, or ``None``) and its core's settings;
-            ``poll_timeout``: seconds a call of the poll or cancel function may
-            take (``None``: no limit), an async one is cancelled, a plain one
-            logged.
-        logger: where to log.
-        name: the layer's name, in log messages.
+            function (likewise, or ``None``), name, logger and its core's
+            settings; ``poll_timeout``: seconds a call of the poll or cancel
+            function may take (``None``: no limit), an async one is cancelled, a
+            plain one logged.
         counts: the layer's counts (``stats()``).
     """
 
-    def __init__(
-        self,
-        settings: PollSettings,
-        *,
-        logger: ContainedLogger,
-        name: str,
-        counts: Counts,
-    ) -> None:
-        self.poll_fn = settings.poll_fn
-        self.cancel_fn = settings.cancel_fn
-        self.name = name
-        self._poll_timeout = settings.poll_timeout
-        self._logger = logger
-        self._counts = counts
+    def __init__(self, settings: PollSettings, counts: Counts) -> None:
+        super().__init__(settings, counts)
         self._futures: set[PollFuture[Any]] = set()  # being polled
-        self.core: PollCore[PollDescriptor[Any]] = settings.core(self._descriptors)
-        self._lock = threading.Lock()
         self._wake: anyio.Event | None = None  # set: the loop looks at the core
         self._token: Any = None  # the event loop's, for a wake from another thread
         self._thread: int | None = None  # the event loop's thread
-        self._warned_bad_delay = False
 
     # -- the PollDriver protocol (what the futures and descriptors ask) ------------
 
@@ -121,11 +103,6 @@ class AsyncPollDriver:
     def age_of(self, entry: PollDescriptor[Any]) -> float:
         """Seconds since ``entry`` entered polling."""
         return self.core.age_of(entry, anyio.current_time())
-
-    def polls_of(self, entry: PollDescriptor[Any]) -> int:
-        """Calls of the poll function ``entry`` was passed to."""
-        with self._lock:
-            return self.core.polls_of(entry)
 
     # -- the executor's side -------------------------------------------------------
 
@@ -242,6 +219,4 @@ class AsyncPollDriver:
                 self.name,
                 timeout,
             )
-        if not core.returned(batch, returned) and not self._warned_bad_delay:
-            self._warned_bad_delay = True
-            warn_bad_delay(self._logger, self.name, returned, core.default_interval)
+        self._returned(batch, returned)

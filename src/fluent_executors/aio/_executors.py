@@ -298,27 +298,19 @@ class AsyncExecutor(Generic[R]):
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.PollExecutor`.
         """
+        layer_name = name or self.name
         settings = PollSettings(
             poll_fn,
             cancel_fn,
             default_interval,
-            poll_retry_policy,
-            max_batch,
-            poll_timeout,
-        )
-        layer_name = name or self.name
-        return _Poll(
-            self,
+            ContainedLogger(logger or logging.getLogger("fluent_executors.aio")),
             layer_name,
-            AsyncPollDriver(
-                settings,
-                logger=ContainedLogger(
-                    logger or logging.getLogger("fluent_executors.aio")
-                ),
-                name=layer_name,
-                counts=Counts("poll", layer_name, None),
-            ),
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
+            poll_timeout=poll_timeout,
         )
+        driver = AsyncPollDriver(settings, Counts("poll", layer_name, None))
+        return _Poll(self, layer_name, driver)
 
     def with_retry(
         self,
