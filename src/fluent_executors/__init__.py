@@ -5,8 +5,9 @@
 #   __init__                        the public namespace
 #   executors                       the Executors facade: one-line calls to the classes
 #   bind pytest_plugin _progress    BoundCallable; the pytest fixtures; progress()
-#   aio                             the async executors (a package: their
-#                                   executors > the async poll driver)
+#   aio                             the async executors (a package of its own
+#                                   layers: _facade > _executor > _layers
+#                                   > _driver)
 #   poll retry timeout map flat_map throttle rate_limit cancel_on_shutdown asyncio
 #                                   one module per wrapper
 #   sync pools _process_pool dask ray futures testing _waiting
