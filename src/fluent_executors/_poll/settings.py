@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._wrapper import check_callable, check_non_negative
+from .._wrapper import check_callable, check_count, check_non_negative
 from .core import PollCore, PollEntry
 
 if TYPE_CHECKING:
@@ -81,13 +81,9 @@ class PollSettings:
                 f"poll_retry_policy must be a RetryPolicy, got {type(policy).__name__}"
             )
         self.poll_retry_policy = poll_retry_policy
-        batch: object = max_batch
-        if batch is not None:
-            if not isinstance(batch, int) or isinstance(batch, bool):
-                raise TypeError(f"max_batch must be an int, got {type(batch).__name__}")
-            if batch < 1:
-                raise ValueError(f"max_batch must be at least 1, got {batch}")
-        self.max_batch = max_batch
+        self.max_batch = (
+            None if max_batch is None else check_count("max_batch", max_batch)
+        )
         self.poll_timeout = (
             None
             if poll_timeout is None

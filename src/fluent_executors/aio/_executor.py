@@ -18,7 +18,7 @@ from .._logging import ContainedLogger
 from .._poll.descriptor import PollDescriptor
 from .._poll.settings import PollSettings
 from .._retry_policy import RetryPolicy, policy_of
-from .._wrapper import check_callable, check_non_negative
+from .._wrapper import check_callable, check_count, check_non_negative
 from ..rate_limit import check_rate
 from ._driver import AsyncPollDriver
 from ._layers import Layer, Map, Poll, RateLimit, Retry, Throttle, Timeout
@@ -376,10 +376,7 @@ class AsyncExecutor(Generic[R]):
         Raises:
             TypeError: ``count`` is not an ``int``. ValueError: it is below 1.
         """
-        if not isinstance(count, int) or isinstance(count, bool):
-            raise TypeError(f"count must be an int, got {type(count).__name__}")
-        if count < 1:
-            raise ValueError(f"count must be at least 1, got {count}")
+        check_count("count", count)
         return AsyncExecutor(self, name or self.name, Throttle(count))
 
     def with_rate_limit(

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .._fluent import SameResult
+from .._wrapper import check_count
 from ._executor import AsyncExecutor
 from ._layers import Inline, ThreadPool
 
@@ -46,12 +47,7 @@ class AsyncExecutors:
         Raises:
             TypeError: ``max_workers`` is not an ``int``. ValueError: below 1.
         """
-        if not isinstance(max_workers, int) or isinstance(max_workers, bool):
-            raise TypeError(
-                f"max_workers must be an int, got {type(max_workers).__name__}"
-            )
-        if max_workers < 1:
-            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
+        check_count("max_workers", max_workers)
         return AsyncExecutor(None, name, ThreadPool(max_workers))
 
 
