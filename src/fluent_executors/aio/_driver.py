@@ -31,6 +31,7 @@ from .._poll.reports import settle_failed_poll, warn_list_changed
 if TYPE_CHECKING:
     from .._counts import Counts
     from .._poll.settings import PollSettings
+    from .._stats import PollStats
 
 __all__ = ["AsyncPollDriver"]
 
@@ -106,10 +107,33 @@ class AsyncPollDriver(DriverBase):
 
     # -- the executor's side -------------------------------------------------------
 
+    def adopt(self, future: PollFuture[Any]) -> None:
+        """Count ``future``, a run's, in the layer's ``stats()``."""
+        self._counts.adopt(future)
+
+    def fail_polled(self, error: BaseException) -> None:
+        """Fail every future still polled with ``error`` (the loop has stopped)."""
+        for future in list(self._futures):
+            future.fail(error)
+
     def polled(self) -> int:
         """The number of futures being polled now."""
         with self._lock:
             return len(self.core)
+
+    def stats(self) -> PollStats:
+        """A :class:`~fluent_executors.PollStats` of the layer's runs and poll
+        calls."""
+        from .._stats import PollStats
+
+        counts = self._counts
+        return PollStats(
+            **counts.fields(),
+            polls=counts.polls,
+            poll_errors=counts.poll_errors,
+            poll_timeouts=counts.poll_timeouts,
+            polled=self.polled(),
+        )
 
     def _notify(self) -> None:
         """Wake the loop to look at the core (from any thread)."""

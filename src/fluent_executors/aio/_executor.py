@@ -240,7 +240,7 @@ class AsyncExecutor(Generic[R]):
             An :class:`~fluent_executors.ExecutorStats`.
         """
         if isinstance(self._layer, Poll):
-            return self._layer.stats()
+            return self._layer.driver.stats()
         from .._stats import ExecutorStats
 
         done = self._done

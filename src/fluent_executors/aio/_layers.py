@@ -11,7 +11,7 @@ import math
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -20,9 +20,6 @@ from .._logging import ContainedLogger
 from .._poll.descriptor import PollDescriptor, PollFuture
 from .._retry_policy import RetryPolicy, ask_policy, success_is_final
 from ._driver import AsyncPollDriver, call_maybe_async
-
-if TYPE_CHECKING:
-    from .._stats import PollStats
 
 __all__ = [
     "Inline",
@@ -92,7 +89,7 @@ class Poll(Layer):
         future: PollFuture[Any] = PollFuture(driver)
         descriptor = PollDescriptor(future, result)
         future.attach(descriptor)
-        driver._counts.adopt(future)
+        driver.adopt(future)
         done = anyio.Event()
         future.add_done_callback(lambda _: driver.call_on_loop(done.set))
         driver.start_polling(future, descriptor)
@@ -110,22 +107,7 @@ class Poll(Layer):
             f"the 'async with' block of async executor {self.driver.name!r} ended "
             "while this run was polled"
         )
-        for future in list(self.driver._futures):
-            future.fail(error)
-
-    def stats(self) -> PollStats:
-        """A :class:`~fluent_executors.PollStats` of this layer's runs and poll
-        calls."""
-        from .._stats import PollStats
-
-        counts = self.driver._counts
-        return PollStats(
-            **counts.fields(),
-            polls=counts.polls,
-            poll_errors=counts.poll_errors,
-            poll_timeouts=counts.poll_timeouts,
-            polled=self.driver.polled(),
-        )
+        self.driver.fail_polled(error)
 
 
 class Retry(Layer):
