@@ -64,7 +64,7 @@ _ALIASES = {
     "PollFn": "fluent_executors.poll",
     "CancelFn": "fluent_executors.poll",
     "ThrottleCount": "fluent_executors.throttle",
-    "AsyncPollFn": "fluent_executors.aio._executors",
+    "AsyncPollFn": "fluent_executors.aio._executor",
 }
 autodoc_type_aliases = {name: name for name in _ALIASES}
 autodoc_default_options = {

@@ -362,6 +362,38 @@ async def test_the_thread_pool_runs_plain_functions_in_worker_threads() -> None:
     assert await executor.run(threading.get_ident) != main
 
 
+async def test_each_layer_names_its_kind_in_stats_and_repr_and_is_public() -> None:
+    base = AsyncExecutors.inline("x")
+    layers = {
+        "inline": base,
+        "threadpool": AsyncExecutors.thread_pool(2, "x"),
+        "poll": base.with_poll(done_after(1)),
+        "retry": base.with_retry(),
+        "timeout": base.with_timeout(1.0),
+        "throttle": base.with_throttle(1),
+        "ratelimit": base.with_rate_limit(1),
+        "map": base.with_map(str, name="m"),
+    }
+    assert {kind: layer.stats().kind for kind, layer in layers.items()} == {
+        kind: kind for kind in layers
+    }
+    assert [repr(layer) for layer in layers.values()] == [
+        "<Inline async executor 'x'>",
+        "<ThreadPool async executor 'x'>",
+        "<Poll async executor 'x'>",
+        "<Retry async executor 'x'>",
+        "<Timeout async executor 'x'>",
+        "<Throttle async executor 'x'>",
+        "<RateLimit async executor 'x'>",
+        "<Map async executor 'm'>",
+    ]
+    # Each is an AsyncExecutor, whose public home help() and repr() show.
+    assert {type(layer) for layer in layers.values()} == {AsyncExecutor}
+    assert (
+        AsyncExecutor.__module__ == AsyncExecutors.__module__ == "fluent_executors.aio"
+    )
+
+
 async def test_leaving_the_block_waits_for_the_runs_under_way(unit: float) -> None:
     leaving = False
     all_started = anyio.Event()

@@ -15,10 +15,10 @@ PACKAGE = Path(fluent_executors.__file__).parent
 def imports(path: Path, *, deferred: bool) -> set[str]:
     """The package's modules that ``path`` imports: at module level, or (with
     ``deferred``) anywhere, inside functions too. ``TYPE_CHECKING`` blocks, which
-    never run, are left out. A module of a subpackage (``_poll``) is named
-    ``_poll.core``; one of the package, ``poll``."""
+    never run, are left out. A module of a subpackage (``_poll``, ``aio``) is
+    named ``_poll.core``; one of the package, ``poll``."""
     tree = ast.parse(path.read_text())
-    inside = path.relative_to(PACKAGE).parts[:-1]  # () or ("_poll",)
+    inside = path.relative_to(PACKAGE).parts[:-1]  # (), ("_poll",) or ("aio",)
     found: set[str] = set()
 
     def visit(nodes: list[ast.stmt]) -> None:
@@ -30,7 +30,8 @@ def imports(path: Path, *, deferred: bool) -> set[str]:
                 names = [node.module] if node.module else [a.name for a in node.names]
                 for name in names:
                     parts = [*base, *name.split(".")]
-                    found.add(".".join(parts[:2] if parts[0] == "_poll" else parts[:1]))
+                    package = parts[0] in ("_poll", "aio")
+                    found.add(".".join(parts[:2] if package else parts[:1]))
             if deferred or isinstance(node, (ast.If, ast.Try)):
                 for child in ast.iter_child_nodes(node):
                     if isinstance(child, ast.stmt):
@@ -45,8 +46,8 @@ def imports(path: Path, *, deferred: bool) -> set[str]:
 
 
 def graph(*, deferred: bool) -> dict[str, set[str]]:
-    """The package's modules and what each imports; a subpackage (``_poll``) is
-    one of them, importing what its modules import from outside it."""
+    """The package's modules and what each imports; a subpackage (``_poll``,
+    ``aio``) is one of them, importing what its modules import from outside it."""
     edges: dict[str, set[str]] = {}
     for path in [*PACKAGE.glob("*.py"), *PACKAGE.glob("*/*.py")]:
         module = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
@@ -56,7 +57,15 @@ def graph(*, deferred: bool) -> dict[str, set[str]]:
 
 
 # The poll package's modules, each importing only from those after it.
-POLL_LAYERS = ["thread", "reports", "descriptor", "core", "rounds"]
+POLL_LAYERS = [
+    "thread",
+    "driver",
+    "reports",
+    "descriptor",
+    "settings",
+    "core",
+    "rounds",
+]
 
 
 def test_the_poll_package_imports_downward_and_never_its_public_module() -> None:
@@ -66,6 +75,18 @@ def test_the_poll_package_imports_downward_and_never_its_public_module() -> None
         inner = {m.removeprefix("_poll.") for m in found if m.startswith("_poll.")}
         assert inner <= set(POLL_LAYERS[index + 1 :]), (name, inner)
         assert "poll" not in found, name  # the drivers' public module is above
+
+
+# The aio package's modules, each importing only from those after it.
+AIO_LAYERS = ["__init__", "_facade", "_executor", "_layers", "_driver"]
+
+
+def test_the_aio_package_imports_downward() -> None:
+    assert {p.stem for p in PACKAGE.glob("aio/*.py")} == set(AIO_LAYERS)
+    for index, name in enumerate(AIO_LAYERS):
+        found = imports(PACKAGE / "aio" / f"{name}.py", deferred=True)
+        inner = {m.removeprefix("aio.") for m in found if m.startswith("aio.")}
+        assert inner <= set(AIO_LAYERS[index + 1 :]), (name, inner)
 
 
 def test_the_poll_core_does_no_io_starts_no_thread_and_reads_no_clock() -> None:

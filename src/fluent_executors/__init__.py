@@ -5,8 +5,9 @@
 #   __init__                        the public namespace
 #   executors                       the Executors facade: one-line calls to the classes
 #   bind pytest_plugin _progress    BoundCallable; the pytest fixtures; progress()
-#   aio                             the async executors (a package: their
-#                                   executors > the async poll driver)
+#   aio                             the async executors (a package of its own
+#                                   layers: _facade > _executor > _layers
+#                                   > _driver)
 #   poll retry timeout map flat_map throttle rate_limit cancel_on_shutdown asyncio
 #                                   one module per wrapper
 #   sync pools _process_pool dask ray futures testing _waiting
@@ -15,9 +16,10 @@
 #                                   virtual clock; as_completed and wait with an
 #                                   idle timeout
 #   _poll _retry_policy _queueing _remote  poll's machinery (a package of its own
-#                                   layers: thread > reports > descriptor > core
-#                                   > rounds); retry policies; the queue of
-#                                   throttle and rate limit; the base of dask and ray
+#                                   layers: thread > driver > reports
+#                                   > descriptor > settings > core > rounds);
+#                                   retry policies; the queue of throttle and rate
+#                                   limit; the base of dask and ray
 #   _hints                          delays that a failure carries (Retry-After)
 #   _wrapper                        what the wrappers share: delegate, shutdown, checks
 #   _fluent _outstanding            FluentExecutor and its with_* methods; the

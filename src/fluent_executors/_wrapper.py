@@ -118,6 +118,25 @@ def check_non_negative(argument: str, value: object, *, finite: bool = False) ->
     return number
 
 
+def check_count(argument: str, value: object) -> int:
+    """Return ``value``, or raise naming ``argument`` if it is not an ``int`` >= 1
+    (a number of calls, workers, descriptors).
+
+    Args:
+        argument: the name of the argument, for the error message.
+        value: the value to check.
+
+    Raises:
+        TypeError: ``value`` is not an ``int``, or is a ``bool``.
+        ValueError: ``value`` is below 1.
+    """
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{argument} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{argument} must be at least 1, got {value}")
+    return value
+
+
 def seconds_returned(value: object) -> float | None:
     """What a user's function returned for a number of seconds (a poll function's
     delay, say), as a float in ``[0, inf]``: a negative number counts as 0 and a

@@ -13,8 +13,8 @@ from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._fluent import FluentExecutor, R, SameResult
-from ._poll.core import check_poll_settings
 from ._poll.descriptor import PollDescriptor, PollFuture
+from ._poll.settings import PollSettings
 from ._poll.thread import PollThread
 from ._proxy import ProxyFuture
 from ._retry_policy import RetryPolicy
@@ -175,26 +175,18 @@ class PollExecutor(WrapperExecutor[R]):
         poll_timeout: float | None = None,
     ) -> None:
         super().__init__(delegate, logger=logger, name=name)
-        interval, timeout = check_poll_settings(
+        settings = PollSettings(
             poll_fn,
             cancel_fn,
             default_interval,
-            poll_retry_policy,
-            max_batch,
-            poll_timeout,
-        )
-        self._open_metrics("poll")
-        self._poller = PollThread(
-            poll_fn,
-            cancel_fn,
-            interval,
             self._logger,
             name,
-            self._counts,
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
-            poll_timeout=timeout,
+            poll_timeout=poll_timeout,
         )
+        self._open_metrics("poll")
+        self._poller = PollThread(settings, self._counts)
         weakref.finalize(self, self._poller.close).atexit = False
 
     def _submit(

@@ -16,7 +16,7 @@ from ._fluent import FluentExecutor, R, SameResult
 from ._hints import DelayHint, retry_after
 from ._proxy import outcome
 from ._queueing import QueueingExecutor
-from ._wrapper import check_callable, check_non_negative
+from ._wrapper import check_callable, check_count, check_non_negative
 
 if TYPE_CHECKING:
     from ._stats import RateLimitStats
@@ -391,10 +391,7 @@ def check_rate(max_calls: object, period: object) -> float:
         TypeError: ``max_calls`` is not an ``int``; ``period`` is not a real number.
         ValueError: ``max_calls`` is below 1; ``period`` is not finite and > 0.
     """
-    if not isinstance(max_calls, int) or isinstance(max_calls, bool):
-        raise TypeError(f"max_calls must be an int, got {type(max_calls).__name__}")
-    if max_calls < 1:
-        raise ValueError(f"max_calls must be at least 1, got {max_calls}")
+    check_count("max_calls", max_calls)
     seconds = check_non_negative("period", period, finite=True)
     if seconds == 0:
         raise ValueError(f"period must be > 0 seconds, got {period!r}")

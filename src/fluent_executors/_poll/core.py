@@ -37,13 +37,13 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, Protocol, TypeVar
 
-from .._wrapper import check_callable, check_non_negative, seconds_returned
+from .._wrapper import seconds_returned
 from .rounds import Polled
 
 if TYPE_CHECKING:
     from .._retry_policy import RetryPolicy
 
-__all__ = ["PollCore", "PollEntry", "PollFailure", "check_poll_settings"]
+__all__ = ["PollCore", "PollEntry", "PollFailure"]
 
 
 class _Resolvable(Protocol):
@@ -101,51 +101,6 @@ class PollEntry(Generic[F]):
         self._since = self._last_polled = 0.0  # set as it arrives
         self._slot = -1  # the list's (rounds.RoundEntry): not taken in yet
         self._gone = False
-
-
-def check_poll_settings(
-    poll_fn: object,
-    cancel_fn: object,
-    default_interval: object,
-    poll_retry_policy: object,
-    max_batch: object,
-    poll_timeout: object,
-) -> tuple[float, float | None]:
-    """Check the arguments of a poll executor, threaded or async, each error
-    naming its argument.
-
-    Returns:
-        ``default_interval`` and ``poll_timeout`` as floats (``None``: none).
-
-    Raises:
-        TypeError: ``poll_fn`` or ``cancel_fn`` is not callable; ``default_interval``
-            or ``poll_timeout`` is not a real number; ``poll_retry_policy`` is not a
-            ``RetryPolicy``; ``max_batch`` is not an ``int``.
-        ValueError: ``default_interval`` or ``poll_timeout`` is negative or NaN;
-            ``max_batch`` is below 1.
-    """
-    from .._retry_policy import RetryPolicy  # (the core imports it as it needs it)
-
-    check_callable("poll_fn", poll_fn)
-    if cancel_fn is not None:
-        check_callable("cancel_fn", cancel_fn)
-    interval = check_non_negative("default_interval", default_interval)
-    if poll_retry_policy is not None and not isinstance(poll_retry_policy, RetryPolicy):
-        raise TypeError(
-            "poll_retry_policy must be a RetryPolicy, "
-            f"got {type(poll_retry_policy).__name__}"
-        )
-    if max_batch is not None:
-        if not isinstance(max_batch, int) or isinstance(max_batch, bool):
-            raise TypeError(f"max_batch must be an int, got {type(max_batch).__name__}")
-        if max_batch < 1:
-            raise ValueError(f"max_batch must be at least 1, got {max_batch}")
-    timeout = (
-        None
-        if poll_timeout is None
-        else check_non_negative("poll_timeout", poll_timeout)
-    )
-    return interval, timeout
 
 
 class PollFailure(NamedTuple):

@@ -24,18 +24,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import _clock
 from .._callbacks import mark_library_thread, must_reraise
-from .._logging import ContainedLogger
 from .._outstanding import Outstanding
 from .._scheduler import call_later
 from .._tracing import poll_call, poll_failed
-from .core import PollCore
-from .reports import settle_failed_poll, warn_bad_delay, warn_list_changed
+from .driver import DriverBase
+from .reports import settle_failed_poll, warn_list_changed
 
 if TYPE_CHECKING:
     from .._counts import Counts
-    from .._retry_policy import RetryPolicy
-    from ..poll import CancelFn, PollFn
     from .descriptor import PollDescriptor, PollFuture
+    from .settings import PollSettings
 
 # Logged when a cancel function raises; its first words are those of more-executors'
 # message for the same event, which programs written for it may look for.
@@ -45,7 +43,7 @@ _CANCEL_FN_RAISED = (
 )
 
 
-class PollThread:
+class PollThread(DriverBase):
     """The driver of one PollExecutor's polls: its bookkeeping's lock and its poll
     thread, around a :class:`~.core.PollCore`.
 
@@ -53,44 +51,19 @@ class PollThread:
     be collected; the thread then ends once no future is outstanding.
     """
 
-    def __init__(
-        self,
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None,
-        default_interval: float,
-        logger: ContainedLogger,
-        name: str,
-        counts: Counts,
-        *,
-        poll_retry_policy: RetryPolicy | None = None,
-        max_batch: int | None = None,
-        poll_timeout: float | None = None,
-    ) -> None:
-        self.poll_fn = poll_fn
-        self.cancel_fn = cancel_fn
-        self.name = name
-        self._poll_timeout = poll_timeout
+    def __init__(self, settings: PollSettings, counts: Counts) -> None:
+        super().__init__(settings, counts)
         self._loop: Any = None  # asyncio loop of async poll/cancel functions, if any
         # Answers of an async cancel function that the poll thread awaits next:
         # (the awaitable, what to call with its answer, a bool).
         self._cancels: list[tuple[Awaitable[object], Callable[[bool], object]]] = []
-        self._logger = logger
-        self._counts = counts
         self._outstanding = Outstanding()  # submitted, not done
-        self.core: PollCore[PollDescriptor[Any]] = PollCore(
-            default_interval,
-            max_batch=max_batch,
-            poll_retry_policy=poll_retry_policy,
-            recover=self._descriptors,
-        )
         # The lock guards the core; the poll thread waits on the Condition.
         # (Taken often, the lock is taken directly: a Condition's "with" is Python.)
-        self._lock = threading.Lock()
         self._cond = threading.Condition(self._lock)
         self._stopping = False  # closed, and no future is outstanding: thread ends
         self._cancel_all = False  # shutdown(cancel_futures=True) was called
         self._thread: threading.Thread | None = None
-        self._warned_bad_delay = False
 
     # -- called from submitting threads and the delegate's threads --------------------
 
@@ -165,11 +138,6 @@ class PollThread:
     def age_of(self, entry: PollDescriptor[Any]) -> float:
         """Seconds since ``entry`` entered polling."""
         return self.core.age_of(entry, _clock.monotonic())
-
-    def polls_of(self, entry: PollDescriptor[Any]) -> int:
-        """Calls of the poll function ``entry`` was passed to."""
-        with self._lock:  # forget() may move the rounds into its own count
-            return self.core.polls_of(entry)
 
     def polled(self) -> int:
         """The number of futures being polled now. Those that arrived are taken
@@ -339,9 +307,7 @@ class PollThread:
         if watchdog is not None:
             watchdog.cancel()
         counts.poll_called(start, False)
-        if not core.returned(batch, returned) and not self._warned_bad_delay:
-            self._warned_bad_delay = True
-            warn_bad_delay(self._logger, self.name, returned, core.default_interval)
+        self._returned(batch, returned)
 
     def _run_cancels(
         self, cancels: list[tuple[Awaitable[object], Callable[[bool], object]]]

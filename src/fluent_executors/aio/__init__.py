@@ -7,6 +7,13 @@ Needs the ``aio`` extra (anyio); ``import fluent_executors`` never imports it.
 .. versionadded:: 0.2.0
 """
 
+# The package's modules, each importing only from those below it
+# (tests/test_layers.py):
+#   _facade    AsyncExecutors, the executors at the bottom of a chain
+#   _executor  AsyncExecutor: run, the 'async with' block, stats, the chain methods
+#   _layers    what each layer does with a run, one class per kind
+#   _driver    the async driver of the poll core: a poll layer's loop
+
 from __future__ import annotations
 
 from .._errors import install_hint
@@ -18,6 +25,7 @@ except ImportError as error:  # pragma: no cover - the extra is missing
         f"fluent_executors.aio needs anyio: {install_hint('aio')}"
     ) from error
 
-from ._executors import AsyncExecutor, AsyncExecutors, AsyncPollFn
+from ._executor import AsyncExecutor, AsyncPollFn
+from ._facade import AsyncExecutors
 
 __all__ = ["AsyncExecutor", "AsyncExecutors", "AsyncPollFn"]

@@ -24,14 +24,14 @@ import anyio
 import anyio.from_thread
 import anyio.lowlevel
 
-from .._poll.core import PollCore
 from .._poll.descriptor import PollDescriptor, PollFuture
-from .._poll.reports import settle_failed_poll, warn_bad_delay, warn_list_changed
+from .._poll.driver import DriverBase
+from .._poll.reports import settle_failed_poll, warn_list_changed
 
 if TYPE_CHECKING:
     from .._counts import Counts
-    from .._logging import ContainedLogger
-    from .._retry_policy import RetryPolicy
+    from .._poll.settings import PollSettings
+    from .._stats import PollStats
 
 __all__ = ["AsyncPollDriver"]
 
@@ -45,52 +45,25 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
     return value
 
 
-class AsyncPollDriver:
+class AsyncPollDriver(DriverBase):
     """The driver of one async poll layer's polls, around a
     :class:`~fluent_executors._poll.core.PollCore`.
 
     Args:
-        poll_fn: the poll function (plain or coroutine function).
-        cancel_fn: the cancel function (plain or coroutine function), or ``None``.
-        default_interval, max_batch, poll_retry_policy: the core's settings.
-        poll_timeout: seconds a call of the poll or cancel function may take
-            (``None``: no limit); an async one is cancelled, a plain one logged.
-        logger: where to log.
-        name: the layer's name, in log messages.
+        settings: the layer's poll function (plain or coroutine function), cancel
+            function (likewise, or ``None``), name, logger and its core's
+            settings; ``poll_timeout``: seconds a call of the poll or cancel
+            function may take (``None``: no limit), an async one is cancelled, a
+            plain one logged.
         counts: the layer's counts (``stats()``).
     """
 
-    def __init__(
-        self,
-        poll_fn: Callable[[list[PollDescriptor[Any]]], Any],
-        cancel_fn: Callable[[Any], Any] | None,
-        default_interval: float,
-        *,
-        max_batch: int | None,
-        poll_retry_policy: RetryPolicy | None,
-        poll_timeout: float | None,
-        logger: ContainedLogger,
-        name: str,
-        counts: Counts,
-    ) -> None:
-        self.poll_fn = poll_fn
-        self.cancel_fn = cancel_fn
-        self.name = name
-        self._poll_timeout = poll_timeout
-        self._logger = logger
-        self._counts = counts
+    def __init__(self, settings: PollSettings, counts: Counts) -> None:
+        super().__init__(settings, counts)
         self._futures: set[PollFuture[Any]] = set()  # being polled
-        self.core: PollCore[PollDescriptor[Any]] = PollCore(
-            default_interval,
-            max_batch=max_batch,
-            poll_retry_policy=poll_retry_policy,
-            recover=self._descriptors,
-        )
-        self._lock = threading.Lock()
         self._wake: anyio.Event | None = None  # set: the loop looks at the core
         self._token: Any = None  # the event loop's, for a wake from another thread
         self._thread: int | None = None  # the event loop's thread
-        self._warned_bad_delay = False
 
     # -- the PollDriver protocol (what the futures and descriptors ask) ------------
 
@@ -132,17 +105,35 @@ class AsyncPollDriver:
         """Seconds since ``entry`` entered polling."""
         return self.core.age_of(entry, anyio.current_time())
 
-    def polls_of(self, entry: PollDescriptor[Any]) -> int:
-        """Calls of the poll function ``entry`` was passed to."""
-        with self._lock:
-            return self.core.polls_of(entry)
-
     # -- the executor's side -------------------------------------------------------
+
+    def adopt(self, future: PollFuture[Any]) -> None:
+        """Count ``future``, a run's, in the layer's ``stats()``."""
+        self._counts.adopt(future)
+
+    def fail_polled(self, error: BaseException) -> None:
+        """Fail every future still polled with ``error`` (the loop has stopped)."""
+        for future in list(self._futures):
+            future.fail(error)
 
     def polled(self) -> int:
         """The number of futures being polled now."""
         with self._lock:
             return len(self.core)
+
+    def stats(self) -> PollStats:
+        """A :class:`~fluent_executors.PollStats` of the layer's runs and poll
+        calls."""
+        from .._stats import PollStats
+
+        counts = self._counts
+        return PollStats(
+            **counts.fields(),
+            polls=counts.polls,
+            poll_errors=counts.poll_errors,
+            poll_timeouts=counts.poll_timeouts,
+            polled=self.polled(),
+        )
 
     def _notify(self) -> None:
         """Wake the loop to look at the core (from any thread)."""
@@ -252,6 +243,4 @@ class AsyncPollDriver:
                 self.name,
                 timeout,
             )
-        if not core.returned(batch, returned) and not self._warned_bad_delay:
-            self._warned_bad_delay = True
-            warn_bad_delay(self._logger, self.name, returned, core.default_interval)
+        self._returned(batch, returned)

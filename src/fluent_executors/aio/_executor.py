@@ -1,29 +1,27 @@
-"""The async executors: a base (:class:`AsyncExecutor`, its ``run`` and
-``async with``), the two that run the function (inline, thread pool), and one
-layer per chain method."""
+"""The async executor (:class:`AsyncExecutor`): ``run``, the ``async with``
+block that runs the chain's poll loops, ``stats``, and the chain methods, each of
+which returns a new executor holding the layer it makes (``_layers``) around this
+one."""
 
 from __future__ import annotations
 
 import functools
 import logging
-import math
-from collections import deque
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import anyio
-import anyio.to_thread
 
 from .._counts import Counts
 from .._fluent import R, SameResult
 from .._logging import ContainedLogger
-from .._poll.core import check_poll_settings
-from .._poll.descriptor import PollDescriptor, PollFuture
-from .._retry_policy import RetryPolicy, ask_policy, policy_of, success_is_final
-from .._wrapper import check_callable, check_non_negative
+from .._poll.descriptor import PollDescriptor
+from .._poll.settings import PollSettings
+from .._retry_policy import RetryPolicy, policy_of
+from .._wrapper import check_callable, check_count, check_non_negative
 from ..rate_limit import check_rate
-from ._driver import AsyncPollDriver, call_maybe_async
+from ._driver import AsyncPollDriver
+from ._layers import Layer, Map, Poll, RateLimit, Retry, Throttle, Timeout
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -31,11 +29,11 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from typing_extensions import ParamSpec, Self
 
-    from .._stats import ExecutorStats, PollStats
+    from .._stats import ExecutorStats
 
     P = ParamSpec("P")
 
-__all__ = ["AsyncExecutor", "AsyncExecutors", "AsyncPollFn"]
+__all__ = ["AsyncExecutor", "AsyncPollFn"]
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -44,8 +42,6 @@ AsyncPollFn = Callable[[list[PollDescriptor[Any]]], Any]
 """A poll function of an async executor: a plain or coroutine function taking the
 descriptors and returning (or resolving to) the seconds until the next poll, or
 ``None``."""
-
-_logger = ContainedLogger(logging.getLogger("fluent_executors.aio"))
 
 
 class AsyncExecutor(Generic[R]):
@@ -66,11 +62,12 @@ class AsyncExecutor(Generic[R]):
     .. versionadded:: 0.2.0
     """
 
-    _kind = "async"  # the kind of its stats(): the layer's
-
-    def __init__(self, delegate: AsyncExecutor[Any] | None, name: str) -> None:
+    def __init__(
+        self, delegate: AsyncExecutor[Any] | None, name: str, layer: Layer
+    ) -> None:
         self._delegate = delegate
         self.name = name
+        self._layer = layer  # what this executor does with a run
         self._closed = False
         self._runs = 0  # runs under way through this executor's run()
         self._done = self._failed = self._cancelled = 0  # runs ended, of them
@@ -139,9 +136,12 @@ class AsyncExecutor(Generic[R]):
     async def _run(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        """The work of :meth:`run` in this layer (a layer calls its delegate's)."""
-        assert self._delegate is not None  # the base executors override it
-        return await self._delegate._run(fn, args, kwargs)
+        """The work of :meth:`run`: this executor's layer's, around the layers
+        inside it (at the bottom, around ``fn`` itself)."""
+        inner = self._delegate
+        if inner is None:
+            return await self._layer.run(functools.partial(fn, *args, **kwargs))
+        return await self._layer.run(functools.partial(inner._run, fn, args, kwargs))
 
     def _check_runnable(self) -> None:
         if self._closed:
@@ -155,20 +155,22 @@ class AsyncExecutor(Generic[R]):
                 "before calling run()"
             )
 
-    def _layers(self) -> list[AsyncExecutor[Any]]:
+    def _chain(self) -> list[AsyncExecutor[Any]]:
         """This executor and those inside it, outermost first."""
-        layers: list[AsyncExecutor[Any]] = []
-        layer: AsyncExecutor[Any] | None = self
-        while layer is not None:
-            layers.append(layer)
-            layer = layer._delegate
-        return layers
+        chain: list[AsyncExecutor[Any]] = []
+        executor: AsyncExecutor[Any] | None = self
+        while executor is not None:
+            chain.append(executor)
+            executor = executor._delegate
+        return chain
+
+    def _polls(self) -> list[Poll]:
+        """The poll layers of the chain, outermost first."""
+        return [e._layer for e in self._chain() if isinstance(e._layer, Poll)]
 
     def _needs_loop(self) -> bool:
         """Whether a poll layer of the chain has no poll loop running."""
-        return any(
-            isinstance(layer, _Poll) and not layer._started for layer in self._layers()
-        )
+        return any(not poll.started for poll in self._polls())
 
     # -- the block -------------------------------------------------------------------
 
@@ -181,8 +183,8 @@ class AsyncExecutor(Generic[R]):
         """
         if self._group is not None or self._closed:
             raise RuntimeError(f"async executor {self.name!r} was started before")
-        polls = [layer for layer in self._layers() if isinstance(layer, _Poll)]
-        if any(layer._started for layer in polls):
+        polls = self._polls()
+        if any(poll.started for poll in polls):
             raise RuntimeError(
                 f"a poll layer of async executor {self.name!r} was started by "
                 "another block"
@@ -190,9 +192,9 @@ class AsyncExecutor(Generic[R]):
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
-        for layer in polls:
-            layer._started = True
-            group.start_soon(layer._driver.loop, name=f"poll loop {layer.name}")
+        for poll in polls:
+            poll.started = True
+            group.start_soon(poll.driver.loop, name=f"poll loop {poll.driver.name}")
         return self
 
     async def __aexit__(
@@ -217,10 +219,10 @@ class AsyncExecutor(Generic[R]):
             raised = error
             exc_type, exc, tb = type(error), error, error.__traceback__
         group.cancel_scope.cancel()
-        for layer in self._layers():  # a run through an inner layer is refused too
-            layer._closed = True
-            if isinstance(layer, _Poll):
-                layer._close()
+        for executor in self._chain():  # a run through an inner one is refused too
+            executor._closed = True
+            if isinstance(executor._layer, Poll):
+                executor._layer.close()
         suppressed = await group.__aexit__(exc_type, exc, tb)
         if raised is not None and not suppressed:
             raise raised
@@ -237,11 +239,13 @@ class AsyncExecutor(Generic[R]):
         Returns:
             An :class:`~fluent_executors.ExecutorStats`.
         """
+        if isinstance(self._layer, Poll):
+            return self._layer.driver.stats()
         from .._stats import ExecutorStats
 
         done = self._done
         return ExecutorStats(
-            kind=self._kind,
+            kind=self._layer.kind,
             name=self.name,
             submitted=self._runs + done,
             pending=0,
@@ -298,31 +302,19 @@ class AsyncExecutor(Generic[R]):
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.PollExecutor`.
         """
-        interval, timeout = check_poll_settings(
+        layer_name = name or self.name
+        settings = PollSettings(
             poll_fn,
             cancel_fn,
             default_interval,
-            poll_retry_policy,
-            max_batch,
-            poll_timeout,
+            ContainedLogger(logger or logging.getLogger("fluent_executors.aio")),
+            layer_name,
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
+            poll_timeout=poll_timeout,
         )
-        return _Poll(
-            self,
-            name or self.name,
-            AsyncPollDriver(
-                poll_fn,
-                cancel_fn,
-                interval,
-                max_batch=max_batch,
-                poll_retry_policy=poll_retry_policy,
-                poll_timeout=timeout,
-                logger=ContainedLogger(
-                    logger or logging.getLogger("fluent_executors.aio")
-                ),
-                name=name or self.name,
-                counts=Counts("poll", name or self.name, None),
-            ),
-        )
+        driver = AsyncPollDriver(settings, Counts("poll", layer_name, None))
+        return AsyncExecutor(self, layer_name, Poll(driver))
 
     def with_retry(
         self,
@@ -349,8 +341,9 @@ class AsyncExecutor(Generic[R]):
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.RetryExecutor`.
         """
+        layer_name = name or self.name
         policy = policy_of(retry_policy, kwargs)
-        return _Retry(self, name or self.name, policy, logger)
+        return AsyncExecutor(self, layer_name, Retry(layer_name, policy, logger))
 
     def with_timeout(self, timeout: float, name: str | None = None) -> AsyncExecutor[R]:
         """Each run may take at most ``timeout`` seconds; then it is cancelled (a
@@ -368,7 +361,7 @@ class AsyncExecutor(Generic[R]):
             TypeError, ValueError: ``timeout`` is not a number >= 0.
         """
         seconds = check_non_negative("timeout", timeout)
-        return _Timeout(self, name or self.name, seconds)
+        return AsyncExecutor(self, name or self.name, Timeout(seconds))
 
     def with_throttle(self, count: int, name: str | None = None) -> AsyncExecutor[R]:
         """At most ``count`` runs at once; the others wait their turn.
@@ -383,11 +376,8 @@ class AsyncExecutor(Generic[R]):
         Raises:
             TypeError: ``count`` is not an ``int``. ValueError: it is below 1.
         """
-        if not isinstance(count, int) or isinstance(count, bool):
-            raise TypeError(f"count must be an int, got {type(count).__name__}")
-        if count < 1:
-            raise ValueError(f"count must be at least 1, got {count}")
-        return _Throttle(self, name or self.name, count)
+        check_count("count", count)
+        return AsyncExecutor(self, name or self.name, Throttle(count))
 
     def with_rate_limit(
         self, max_calls: int, period: float = 1.0, name: str | None = None
@@ -407,7 +397,7 @@ class AsyncExecutor(Generic[R]):
             TypeError, ValueError: as :class:`~fluent_executors.RateLimitExecutor`.
         """
         seconds = check_rate(max_calls, period)
-        return _RateLimit(self, name or self.name, max_calls, seconds)
+        return AsyncExecutor(self, name or self.name, RateLimit(max_calls, seconds))
 
     def with_map(
         self,
@@ -428,265 +418,11 @@ class AsyncExecutor(Generic[R]):
             TypeError: ``fn`` is not callable.
         """
         check_callable("fn", fn)
-        return _Map(self, name or self.name, fn)
+        return AsyncExecutor(self, name or self.name, Map(fn))
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__.strip('_')} async executor {self.name!r}>"
+        return f"<{type(self._layer).__name__} async executor {self.name!r}>"
 
 
-class _Inline(AsyncExecutor[SameResult]):
-    _kind = "inline"
-
-    async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        return await call_maybe_async(functools.partial(fn, *args, **kwargs))
-
-
-class _Limiter:
-    """An ``anyio.CapacityLimiter`` of ``total`` tokens, made on the event loop at
-    its first use (anyio makes one only inside a loop)."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self._limiter: anyio.CapacityLimiter | None = None
-
-    def get(self) -> anyio.CapacityLimiter:
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.total)
-        return self._limiter
-
-
-class _ThreadPool(AsyncExecutor[SameResult]):
-    _kind = "threadpool"
-
-    def __init__(self, name: str, max_workers: int) -> None:
-        super().__init__(None, name)
-        self._limiter = _Limiter(max_workers)
-
-    async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        call = functools.partial(fn, *args, **kwargs)
-        return await anyio.to_thread.run_sync(call, limiter=self._limiter.get())
-
-
-class _Poll(AsyncExecutor[R]):
-    _kind = "poll"
-
-    def __init__(
-        self, delegate: AsyncExecutor[Any], name: str, driver: AsyncPollDriver
-    ) -> None:
-        super().__init__(delegate, name)
-        self._driver = driver
-        self._started = False
-
-    async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        result = await super()._run(fn, args, kwargs)
-        driver = self._driver
-        future: PollFuture[Any] = PollFuture(driver)
-        descriptor = PollDescriptor(future, result)
-        future.attach(descriptor)
-        driver._counts.adopt(future)
-        done = anyio.Event()
-        future.add_done_callback(lambda _: driver.call_on_loop(done.set))
-        driver.start_polling(future, descriptor)
-        try:
-            await done.wait()
-        except anyio.get_cancelled_exc_class():
-            if future.cancel_now():  # still polled: stop, and cancel the remote task
-                await driver.cancel_remote(result)
-            raise
-        return future.result()
-
-    def _close(self) -> None:
-        """The poll loop has stopped: fail what it still polled."""
-        error = RuntimeError(
-            f"the 'async with' block of async executor {self.name!r} ended "
-            "while this run was polled"
-        )
-        for future in list(self._driver._futures):
-            future.fail(error)
-
-    def stats(self) -> PollStats:
-        """A :class:`~fluent_executors.PollStats` of this layer's runs and poll
-        calls."""
-        from .._stats import PollStats
-
-        counts = self._driver._counts
-        return PollStats(
-            **counts.fields(),
-            polls=counts.polls,
-            poll_errors=counts.poll_errors,
-            poll_timeouts=counts.poll_timeouts,
-            polled=self._driver.polled(),
-        )
-
-
-class _Retry(AsyncExecutor[R]):
-    _kind = "retry"
-
-    def __init__(
-        self,
-        delegate: AsyncExecutor[Any],
-        name: str,
-        policy: RetryPolicy,
-        logger: logging.Logger | None,
-    ) -> None:
-        super().__init__(delegate, name)
-        self._policy = policy
-        self._logger = ContainedLogger(
-            logger or logging.getLogger("fluent_executors.aio")
-        )
-
-    async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        policy, started, attempt = self._policy, anyio.current_time(), 0
-        while True:
-            attempt += 1
-            outcome: Future[Any] = Future()
-            try:
-                result = await super()._run(fn, args, kwargs)
-            except anyio.get_cancelled_exc_class():
-                raise
-            except Exception as error:  # the attempt's: the policy decides
-                outcome.set_exception(error)
-                failure: Exception | None = error
-            else:
-                if success_is_final(policy):
-                    return result
-                outcome.set_result(result)
-                failure = None
-            try:
-                delay = ask_policy(
-                    policy, attempt, outcome, anyio.current_time() - started
-                )
-            except BaseException:  # the policy's: logged, the attempt's outcome
-                self._logger.exception(
-                    "retry policy %r of async executor %r raised", policy, self.name
-                )
-                delay = None
-            if delay is None:
-                if failure is not None:
-                    raise failure
-                return outcome.result()
-            if delay == math.inf:
-                await anyio.sleep_forever()
-            await anyio.sleep(delay)
-
-
-class _Timeout(AsyncExecutor[R]):
-    _kind = "timeout"
-
-    def __init__(self, delegate: AsyncExecutor[Any], name: str, timeout: float) -> None:
-        super().__init__(delegate, name)
-        self._timeout = timeout
-
-    async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        with anyio.fail_after(self._timeout):
-            return await super()._run(fn, args, kwargs)
-
-
-class _Throttle(AsyncExecutor[R]):
-    _kind = "throttle"
-
-    def __init__(self, delegate: AsyncExecutor[Any], name: str, count: int) -> None:
-        super().__init__(delegate, name)
-        self._limiter = _Limiter(count)
-
-    async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        async with self._limiter.get():
-            return await super()._run(fn, args, kwargs)
-
-
-class _RateLimit(AsyncExecutor[R]):
-    _kind = "ratelimit"
-
-    def __init__(
-        self, delegate: AsyncExecutor[Any], name: str, max_calls: int, period: float
-    ) -> None:
-        super().__init__(delegate, name)
-        self._max_calls = max_calls
-        self._period = period
-        self._starts: deque[float] = deque()  # of the window, oldest first
-
-    async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        starts = self._starts
-        while True:
-            now = anyio.current_time()
-            while starts and starts[0] <= now - self._period:
-                starts.popleft()
-            if len(starts) < self._max_calls:
-                break
-            await anyio.sleep(starts[0] + self._period - now)
-        starts.append(now)
-        return await super()._run(fn, args, kwargs)
-
-
-class _Map(AsyncExecutor[Any]):
-    _kind = "map"
-
-    def __init__(
-        self, delegate: AsyncExecutor[Any], name: str, fn: Callable[[Any], Any]
-    ) -> None:
-        super().__init__(delegate, name)
-        self._fn = fn
-
-    async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        return await call_maybe_async(self._fn, await super()._run(fn, args, kwargs))
-
-
-class AsyncExecutors:
-    """The async executors at the bottom of a chain (see :class:`AsyncExecutor`).
-
-    .. versionadded:: 0.2.0
-    """
-
-    @staticmethod
-    def inline(name: str = "default") -> AsyncExecutor[SameResult]:
-        """Run the function in the task that calls ``run``: a coroutine function
-        is awaited, a plain function called. Starts no thread.
-
-        Args:
-            name: the executor's name, in log messages and ``stats()``.
-
-        Returns:
-            An ``AsyncExecutor[SameResult]``.
-        """
-        return _Inline(None, name)
-
-    @staticmethod
-    def thread_pool(
-        max_workers: int, name: str = "default"
-    ) -> AsyncExecutor[SameResult]:
-        """Run plain functions in worker threads (``anyio.to_thread.run_sync``),
-        at most ``max_workers`` at once.
-
-        Args:
-            max_workers: an ``int`` >= 1.
-            name: the executor's name, in log messages and ``stats()``.
-
-        Returns:
-            An ``AsyncExecutor[SameResult]``.
-
-        Raises:
-            TypeError: ``max_workers`` is not an ``int``. ValueError: below 1.
-        """
-        if not isinstance(max_workers, int) or isinstance(max_workers, bool):
-            raise TypeError(
-                f"max_workers must be an int, got {type(max_workers).__name__}"
-            )
-        if max_workers < 1:
-            raise ValueError(f"max_workers must be at least 1, got {max_workers}")
-        return _ThreadPool(name, max_workers)
+# Its public home, as help() and repr() show it.
+AsyncExecutor.__module__ = "fluent_executors.aio"
