@@ -584,7 +584,9 @@ async def test_an_inner_layer_runs_while_the_outer_block_is_open(unit: float) ->
             pass  # pragma: no cover
 
 
-async def test_retry_honours_before_sleep_and_max_duration(unit: float) -> None:
+async def test_retry_honours_before_sleep_and_max_duration(
+    unit: float, anyio_backend: Any
+) -> None:
     slept: list[tuple[int, float]] = []
     attempts = 0
 
@@ -602,9 +604,15 @@ async def test_retry_honours_before_sleep_and_max_duration(unit: float) -> None:
     )
     with pytest.raises(ConnectionError):
         await executor.run(always_fails)
-    # Attempts at 0, 4 and 8: a fourth, at 12, would start after max_duration.
-    assert attempts == 3
-    assert slept == [(1, 4 * unit), (2, 4 * unit)]
+    # before_sleep is called before each retry, with its delay.
+    assert slept == [(attempt, 4 * unit) for attempt in range(1, attempts)]
+    if anyio_backend[0] == "trio":  # the mock clock: the times exactly
+        # Attempts at 0, 4 and 8: a fourth, at 12, would start after max_duration.
+        assert attempts == 3
+    else:  # a real clock: a loaded machine may start each attempt later, and
+        # max_duration then ends the retries sooner; never later than the third
+        # (8 of the 10 units gone, and the next delay 4), long before max_attempts.
+        assert 1 <= attempts <= 3
 
 
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])

@@ -200,7 +200,9 @@ def test_futures_waiting_for_a_retry_hold_no_thread(pool: ThreadPoolExecutor) ->
     for _ in futures:
         assert waiting.acquire(timeout=5)
     # the pool's two workers and the scheduler thread, not one thread per future
-    assert threading.active_count() <= before + 3
+    assert threading.active_count() <= before + 3, [
+        t.name for t in threading.enumerate()
+    ]
     for future in futures:
         assert future.cancel()
 

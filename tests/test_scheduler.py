@@ -111,14 +111,18 @@ def test_a_time_in_the_past_runs_as_soon_as_possible() -> None:
 
 
 def test_cancel_before_the_deadline_returns_true_and_the_callback_never_runs() -> None:
+    # On the virtual clock: on the real one a loaded machine may pass the deadline
+    # before the cancel (found by the flake hunt).
     ran: list[str] = []
     later = threading.Event()
-    handle = call_later(0.01, lambda: ran.append("cancelled one"))
-    call_later(0.03, later.set)
+    with virtual_time() as clock:
+        handle = call_later(10.0, lambda: ran.append("cancelled one"))
+        call_later(30.0, later.set)
 
-    assert handle.cancel() is True
+        assert handle.cancel() is True
 
-    assert later.wait(timeout=5)
+        clock.advance(30.0)
+        assert later.wait(timeout=5)
     assert ran == []
 
 
@@ -139,17 +143,29 @@ def test_cancel_twice_returns_false_the_second_time() -> None:
 
 @pytest.mark.parametrize("may_block", [False, True], ids=["thread", "worker"])
 def test_a_callback_that_raises_is_logged_and_the_thread_carries_on(
-    caplog: pytest.LogCaptureFixture, may_block: bool
+    may_block: bool,
 ) -> None:
     def broken() -> None:
         raise ValueError("boom")
 
-    after = threading.Event()
-    call_later(0.0, broken, may_block=may_block)
-    call_later(0.01, after.set, may_block=may_block)
+    # The records as the scheduler's logger emits them: two callbacks that may
+    # block run in two workers, and the later one may end first (found by the
+    # flake hunt), so the test waits for the record itself.
+    records: queue.Queue[logging.LogRecord] = queue.Queue()
+    handler = logging.Handler()
+    handler.emit = records.put  # type: ignore[method-assign]
+    scheduler_logger = logging.getLogger("fluent_executors._scheduler")
+    scheduler_logger.addHandler(handler)
+    try:
+        after = threading.Event()
+        call_later(0.0, broken, may_block=may_block)
+        call_later(0.01, after.set, may_block=may_block)
 
-    assert after.wait(timeout=5)
-    [record] = [r for r in caplog.records if r.name == "fluent_executors._scheduler"]
+        record = records.get(timeout=5)
+        assert after.wait(timeout=5)
+    finally:
+        scheduler_logger.removeHandler(handler)
+    assert records.empty()
     assert record.levelno == logging.ERROR
     assert record.exc_info is not None
     assert isinstance(record.exc_info[1], ValueError)

@@ -6,8 +6,10 @@ import logging
 import math
 import os
 import random
+import sys
 import threading
 import time
+import traceback
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import CancelledError, Future, wait
@@ -53,12 +55,20 @@ def busy(single: ThreadPoolExecutor) -> Iterator[threading.Event]:
     release.set()
 
 
-def no_scheduler_thread_left() -> bool:
-    """Join the scheduler thread and its workers; whether none is left."""
+def scheduler_threads_left() -> list[str]:
+    """Join the scheduler thread and its workers; each one left, with where it is
+    (its name and stack: what a failure needs to be understood)."""
     for thread in threading.enumerate():
         if thread.name.startswith(THREAD_NAME):
             thread.join(timeout=5)
-    return not any(t.name.startswith(THREAD_NAME) for t in threading.enumerate())
+    frames = sys._current_frames()
+    return [
+        f"{thread.name}:\n" + "".join(traceback.format_stack(frames[thread.ident]))
+        for thread in threading.enumerate()
+        if thread.name.startswith(THREAD_NAME)
+        and thread.ident is not None
+        and thread.ident in frames
+    ]
 
 
 def test_a_result_in_time_arrives_and_its_timer_is_dropped(
@@ -67,7 +77,7 @@ def test_a_result_in_time_arrives_and_its_timer_is_dropped(
     future = TimeoutExecutor(single, 60.0).submit(lambda: "ok")
 
     assert future.result(timeout=5) == "ok"
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []
 
 
 def test_an_exception_in_time_arrives_unchanged(single: ThreadPoolExecutor) -> None:
@@ -164,7 +174,7 @@ def test_a_zero_timeout_cancels_a_queued_future_at_once(
 def test_an_infinite_timeout_never_starts_a_timer(
     single: ThreadPoolExecutor, busy: threading.Event
 ) -> None:
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []
 
     future = TimeoutExecutor(single, math.inf).submit(lambda: "whenever")
 
@@ -183,7 +193,7 @@ def test_cancel_before_the_timeout_returns_true_and_drops_the_timer(
     assert future.cancelled()
     with pytest.raises(CancelledError):
         future.result(timeout=0)
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []
 
 
 def test_a_done_callback_that_raises_breaks_nothing(
@@ -216,7 +226,7 @@ def test_thousands_of_submits_with_random_cancels_all_end_without_state_errors(
 
         assert not wait(futures, timeout=30).not_done
     assert "InvalidStateError" not in caplog.text
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []
 
 
 @pytest.mark.parametrize(
@@ -248,7 +258,7 @@ def test_a_delegate_whose_submit_raises_makes_submit_raise() -> None:
 
     with pytest.raises(RuntimeError, match="after shutdown"):
         TimeoutExecutor(delegate, 1.0).submit(print)
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []
 
 
 def test_with_timeout_passes_the_name_down_and_keeps_the_timeout() -> None:
@@ -296,7 +306,7 @@ def test_no_scheduler_thread_survives_shutdown() -> None:
     executor.shutdown(wait=True)
 
     assert all(f.done() for f in futures)
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []
 
 
 def test_futures_outlive_their_executor() -> None:
@@ -435,7 +445,7 @@ def test_the_executors_timeouts_hold_one_scheduler_entry_whatever_their_number()
     # Done in time: the FIFO is empty and its scheduler entry dropped.
     assert not executor._deadlines._items
     assert pending_scheduler_entries() == before
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []
 
 
 def test_done_futures_leave_the_fifo_lazily_in_constant_amortised_time() -> None:
@@ -452,7 +462,7 @@ def test_done_futures_leave_the_fifo_lazily_in_constant_amortised_time() -> None
         assert len(items) <= 2 * live + 1
         assert {id(f) for f in futures if not f.done()} <= {id(f) for f in items}
     assert not executor._deadlines._items
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []
 
 
 def test_the_executors_timeouts_and_per_call_ones_expire_each_at_its_deadline() -> None:
@@ -513,4 +523,4 @@ def test_a_forked_child_starts_with_an_empty_fifo_that_works() -> None:
     assert os.waitstatus_to_exitcode(status) == 0
     with pytest.raises(TimeoutCancelledError):
         inherited.result(timeout=TIMEOUT)
-    assert no_scheduler_thread_left()
+    assert scheduler_threads_left() == []

@@ -17,6 +17,7 @@ from .._fluent import R, SameResult
 from .._logging import ContainedLogger
 from .._poll.descriptor import PollDescriptor
 from .._poll.settings import PollSettings
+from .._public import publish
 from .._retry_policy import RetryPolicy, policy_of
 from .._wrapper import check_callable, check_count, check_non_negative
 from ..rate_limit import check_rate
@@ -424,5 +425,4 @@ class AsyncExecutor(Generic[R]):
         return f"<{type(self._layer).__name__} async executor {self.name!r}>"
 
 
-# Its public home, as help() and repr() show it.
-AsyncExecutor.__module__ = "fluent_executors.aio"
+publish("fluent_executors.aio", AsyncExecutor)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from .._fluent import SameResult
+from .._public import publish
 from .._wrapper import check_count
 from ._executor import AsyncExecutor
 from ._layers import Inline, ThreadPool
@@ -51,5 +52,4 @@ class AsyncExecutors:
         return AsyncExecutor(None, name, ThreadPool(max_workers))
 
 
-# Its public home, as help() and repr() show it.
-AsyncExecutors.__module__ = "fluent_executors.aio"
+publish("fluent_executors.aio", AsyncExecutors)
