@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union, cast
 
 from ._callbacks import contain, run_flat
 from ._logging import ContainedLogger
+from ._public import publish
 from ._stdlib_compat import (
     CANCELLED,
     CANCELLED_AND_NOTIFIED,
@@ -697,3 +698,6 @@ class ProxyFuture(Future[T]):
 
 _DEFAULT_CANCEL = ProxyFuture.cancel
 _DEFAULT_CANCEL_HOOK = ProxyFuture._cancel_hook
+
+
+publish("fluent_executors", ProxyFuture)
