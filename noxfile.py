@@ -114,11 +114,11 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict and pyright on src/, docs/examples/ and the typing checks in
-    tests/typing/ (see its README.rst)."""
+    """mypy --strict and pyright on src/, docs/examples/, the typing checks in
+    tests/typing/ (see its README.rst) and tools/."""
     session.install("-e", ".[test]", "mypy", "pyright", "types-requests")
-    session.run("mypy", "--strict", "src", "docs/examples", "tests/typing")
-    session.run("pyright", "src", "docs/examples", "tests/typing")
+    session.run("mypy", "--strict", "src", "docs/examples", "tests/typing", "tools")
+    session.run("pyright", "src", "docs/examples", "tests/typing", "tools")
 
 
 @nox.session

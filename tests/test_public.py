@@ -30,7 +30,9 @@ def _public_objects() -> list[tuple[str, object]]:
     return found
 
 
-@pytest.mark.parametrize(("path", "obj"), _public_objects(), ids=lambda p: str(p))
+@pytest.mark.parametrize(
+    ("path", "obj"), _public_objects(), ids=[path for path, _ in _public_objects()]
+)
 def test_a_public_name_reports_a_public_module_that_exports_it(
     path: str, obj: typing.Any
 ) -> None:

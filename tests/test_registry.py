@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 from pathlib import Path
@@ -145,49 +146,20 @@ def test_type_checkers_see_every_method_made_at_run_time() -> None:
     }
 
 
-@pytest.mark.parametrize("row", WRAPPERS, ids=lambda row: row.method)
-def test_the_chain_methods_stated_for_type_checkers_are_the_classs(row: Row) -> None:
-    # The one signature written twice (type checkers cannot derive a chain method
-    # from its class): the same parameters, kinds, defaults and annotations.
-    stub = type_checking_names(PACKAGE / "_fluent.py", "FluentExecutor")[row.method]
-    assert isinstance(stub, ast.FunctionDef)
-    arguments = stub.args
-    stated = [
-        *(
-            (a, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            for a in arguments.args[1:]  # after self
-        ),
-        *(
-            [(arguments.vararg, inspect.Parameter.VAR_POSITIONAL)]
-            if arguments.vararg
-            else []
-        ),
-        *((a, inspect.Parameter.KEYWORD_ONLY) for a in arguments.kwonlyargs),
-        *(
-            [(arguments.kwarg, inspect.Parameter.VAR_KEYWORD)]
-            if arguments.kwarg
-            else []
-        ),
-    ]
-    defaults = [None] * (len(arguments.args) - 1 - len(arguments.defaults)) + list(
-        arguments.defaults
+def test_the_chain_methods_for_type_checkers_are_written_from_the_classes() -> None:
+    # Type checkers cannot derive a chain method from its class; tools/chain_stubs.py
+    # writes each from the class's constructor, and _fluent.py holds what it wrote.
+    spec = importlib.util.spec_from_file_location(
+        "chain_stubs", Path(__file__).resolve().parents[1] / "tools" / "chain_stubs.py"
     )
-    defaults += list(arguments.kw_defaults)
-    own = list(inspect.signature(load(row)).parameters.values())[1:]
-    assert [(a.arg, kind) for a, kind in stated] == [(p.name, p.kind) for p in own]
-    for (argument, _), default, parameter in zip(stated, defaults, own, strict=False):
-        if parameter.name == "name":
-            continue
-        if (row.method, parameter.name) == ("with_map", "fn"):
-            # MapExecutor takes no fn too (its results then pass through); type
-            # checkers ask a chain for one, whose result type it gives.
-            assert parameter.default is None
-            assert default is None
-            continue
-        if parameter.default is not inspect.Parameter.empty:
-            assert default is not None
-            assert ast.literal_eval(default) == parameter.default, parameter.name
-        if argument.annotation is not None and parameter.annotation != "Any":
-            stated_annotation = ast.unparse(argument.annotation)
-            # The chain's result types read R where the class reads its own.
-            assert stated_annotation == parameter.annotation, parameter.name
+    assert spec is not None
+    assert spec.loader is not None
+    chain_stubs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chain_stubs)
+    source = chain_stubs.FLUENT.read_text()
+
+    assert chain_stubs.rewrite(source) == source, "run python tools/chain_stubs.py"
+    stubs = type_checking_names(chain_stubs.FLUENT, "FluentExecutor")
+    assert {name for name in stubs if name.startswith("with_")} == {
+        row.method for row in WRAPPERS
+    }
