@@ -239,14 +239,4 @@ def scheduler_stats() -> SchedulerStats:
     )
 
 
-publish(
-    "fluent_executors",
-    ExecutorStats,
-    PollStats,
-    QueueStats,
-    RateLimitStats,
-    RetryStats,
-    SchedulerStats,
-    TimeoutStats,
-    scheduler_stats,
-)
+publish("fluent_executors", *(globals()[name] for name in __all__))

@@ -18,6 +18,7 @@ They live in modules by family: transforming one future (``f_return``,
 cancellation (``f_timeout``, ``f_nocancel``); every name is imported from here.
 """
 
+from .._public import publish
 from ._combining import f_and, f_apply, f_or, f_sequence, f_traverse, f_zip
 from ._timing import f_nocancel, f_timeout
 from ._transforming import (
@@ -45,3 +46,5 @@ __all__ = [
     "f_traverse",
     "f_zip",
 ]
+
+publish(__name__, *(globals()[name] for name in __all__))

@@ -12,7 +12,6 @@ from typing import Any, TypeVar, overload
 
 from .._callbacks import run_flat
 from .._proxy import ProxyFuture
-from .._public import publish
 from .._wrapper import check_callable
 from ._checks import (
     _cancel_pending,
@@ -458,14 +457,3 @@ def f_apply(
     inputs = [future_fn, *positional, *kw_futures.values()]
     zipped = _GatherFuture(inputs, _zip_tuple, cancel_rest=False)._start()
     return f_map(zipped, call)
-
-
-publish(
-    "fluent_executors.futures",
-    f_and,
-    f_apply,
-    f_or,
-    f_sequence,
-    f_traverse,
-    f_zip,
-)

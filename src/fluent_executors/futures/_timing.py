@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 from .._errors import TimeoutCancelledError
 from .._logging import ContainedLogger, trace
 from .._proxy import ProxyFuture
-from .._public import publish
 from .._scheduler import call_later
 from .._wrapper import check_non_negative
 from ._checks import (
@@ -120,6 +119,3 @@ def _time_out(future: ProxyFuture[Any], seconds: float) -> None:
         seconds,
         "cancelled" if cancelled else "cancel refused, left to finish",
     )
-
-
-publish("fluent_executors.futures", f_nocancel, f_timeout)

@@ -11,7 +11,6 @@ from types import TracebackType
 from typing import Any, TypeVar, overload
 
 from .._proxy import ProxyFuture
-from .._public import publish
 from .._wrapper import check_callable, check_non_negative
 from ._checks import (
     _check_future,
@@ -441,14 +440,3 @@ def f_proxy(future: Future[T], *, timeout: float | None = None) -> ProxyFuture[T
     )
     output._follow(future)
     return output
-
-
-publish(
-    "fluent_executors.futures",
-    f_flat_map,
-    f_map,
-    f_proxy,
-    f_return,
-    f_return_cancelled,
-    f_return_error,
-)
