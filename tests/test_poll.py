@@ -1003,3 +1003,27 @@ def test_a_cancel_function_raising_keyboard_interrupt_in_a_users_thread_propagat
         future.cancel()
     assert not future.done()
     interrupting[0] = False  # the executors fixture cancels what is left
+
+
+def test_the_collector_may_close_a_poll_executor_inside_its_own_locks() -> None:
+    # A finalizer runs wherever the garbage collector does: here, in a thread that
+    # holds the poll thread's lock and the outstanding futures' lock.
+    class Cycle:
+        pass
+
+    executor = PollExecutor(Executors.sync(), lambda batch: None, name="in-a-cycle")
+    poller = executor._poller
+    cycle = Cycle()
+    cycle.__dict__.update(executor=executor, me=cycle)  # freed by the collector only
+    del executor, cycle
+    collected = threading.Event()
+
+    def collect_inside_the_locks() -> None:
+        with poller._lock, poller._outstanding._lock:
+            gc.collect()
+        collected.set()
+
+    threading.Thread(target=collect_inside_the_locks, daemon=True).start()
+
+    assert collected.wait(TIMEOUT)
+    assert poller._outstanding.closed

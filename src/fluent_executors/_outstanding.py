@@ -41,7 +41,9 @@ class Outstanding:
     def __init__(self) -> None:
         # add() and the last discard() take the lock itself (a C-level context
         # manager, quicker than the Condition's); finish() waits on the Condition.
-        self._lock = threading.Lock()
+        # Re-entrant: a finalizer (a poll executor's) may close() in a thread
+        # inside this lock, when the garbage collector runs it there.
+        self._lock = threading.RLock()
         self._cond = threading.Condition(self._lock)
         # A dict as an insertion-ordered set: O(1) add and remove.
         self._futures: dict[Future[Any], None] = {}

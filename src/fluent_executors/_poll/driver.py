@@ -36,7 +36,10 @@ class DriverBase:
         self._logger = settings.logger
         self._counts = counts
         self.core: PollCore[PollDescriptor[Any]] = settings.core(self._descriptors)
-        self._lock = threading.Lock()  # guards the core's bookkeeping
+        # Guards the core's bookkeeping. Re-entrant: a poll executor's finalizer
+        # closes its poll thread (notify() takes this lock), and the garbage
+        # collector may run it in any thread, one inside this lock among them.
+        self._lock = threading.RLock()
         self._warned_bad_delay = False
 
     def _descriptors(self) -> list[PollDescriptor[Any]]:
