@@ -589,6 +589,33 @@ def test_a_timeout_whose_scheduler_cannot_start_fails_its_future(
         assert executor.submit(str, "next").result(TIMEOUT) == "next"
 
 
+def test_a_queue_whose_timer_cannot_start_fails_its_queued_futures(monkeypatch, caplog):
+    # A throttle whose count reads 0 re-reads it on a timer; with no thread for
+    # that timer, its queued future would wait for ever. It fails instead (what a
+    # thread that cannot start would have run fails), and the next submit works.
+    count = [1]
+    gate = threading.Event()
+    with Executors.thread_pool(max_workers=2).with_throttle(
+        lambda: count[0]
+    ) as executor:
+        running = executor.submit(gate.wait, TIMEOUT)
+        queued = executor.submit(str, "queued")
+        for thread in threading.enumerate():  # no scheduler thread to reuse
+            if thread.name.startswith(_scheduler.THREAD_NAME):
+                thread.join(TIMEOUT)
+        no_threads = _NoThreads(monkeypatch, _scheduler.THREAD_NAME)
+        count[0] = 0
+        gate.set()
+
+        assert isinstance(queued.exception(TIMEOUT), RuntimeError)
+        assert running.result(TIMEOUT) is True
+        assert executor.stats().queued == 0
+        assert "could not wait for room" in caplog.text
+        no_threads.refusing = False
+        count[0] = 1
+        assert executor.submit(str, "next").result(TIMEOUT) == "next"
+
+
 def test_scheduler_workers_that_cannot_start_leave_their_work_to_the_scheduler(
     monkeypatch,
 ):

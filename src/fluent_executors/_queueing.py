@@ -231,19 +231,58 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
     def _pump_one(self) -> bool:
         if not self._queue:  # unlocked: whoever queues next pumps next
             return False
-        prepared = self._prepare()
+        taken = self._take_admitted(self._prepare())
+        if taken is None:
+            return False
+        if isinstance(taken, Exception):
+            self._fail_queued(taken)
+            return False
+        future, token, job = taken
+        self._dispatch(future, token, job.fn, job.args, job.kwargs)
+        return True
+
+    def _take_admitted(
+        self, prepared: Prepared
+    ) -> tuple[_QueuedFuture[Any], Token, _Job] | Exception | None:
+        """Take the oldest queued callable off the queue if :meth:`_admit` admits
+        it now (counted in ``_dispatching``); ``None`` if the queue is empty or it
+        is not admitted; what ``_admit`` raised (a timer whose thread could not
+        start) if it did."""
         with self._lock:
             if not self._queue:
-                return False
-            token = self._admit(prepared)
+                return None
+            try:
+                token = self._admit(prepared)
+            except Exception as error:
+                return error
             if token is None:
-                return False
+                return None
             future, job = self._queue.popitem(last=False)
             self._counts.queued(-1)
             self._dispatching += 1
             self._after_unqueue()  # wakes blocked submits; no shutdown is due yet
-        self._dispatch(future, token, job.fn, job.args, job.kwargs)
-        return True
+            return future, token, job
+
+    def _fail_queued(self, error: Exception) -> None:
+        """Fail every queued future with ``error``, raised by :meth:`_admit` as it
+        set up what would pass them on later (a timer, whose thread could not
+        start): nothing else would, and they would wait for ever. As for every
+        thread of the library that cannot start, what it would have run fails, and
+        the next submit tries again."""
+        with self._lock:
+            queued = list(self._queue)
+        self._log_failure(
+            logging.ERROR,
+            "%s %r: could not wait for room to pass its queued callables on; "
+            "failing %d futures",
+            type(self).__name__,
+            self.name,
+            len(queued),
+            error=error,
+        )
+        for future in queued:
+            if self._unqueue(future):
+                future._try_set_exception(error)
 
     def _dispatch(
         self,

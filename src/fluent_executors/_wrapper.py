@@ -221,17 +221,24 @@ class DelegatingExecutor(FluentExecutor[R]):
     # Whether the one line of _log_failure at interpreter exit has been logged.
     _logged_at_exit = False
 
-    def _log_failure(self, level: int, message: str, *args: object) -> None:
-        """Log ``message % args`` at ``level`` with the traceback of the exception
-        being handled (a future is failed next, which a logger that raises cannot
-        stop: see :class:`~fluent_executors._logging.ContainedLogger`).
+    def _log_failure(
+        self,
+        level: int,
+        message: str,
+        *args: object,
+        error: BaseException | None = None,
+    ) -> None:
+        """Log ``message % args`` at ``level`` with the traceback of ``error``, or
+        of the exception being handled (a future is failed next, which a logger
+        that raises cannot stop: see
+        :class:`~fluent_executors._logging.ContainedLogger`).
 
         Once the interpreter is exiting, the pools refuse new work, and every
         pending retry or queued callable would fail with a traceback: then one
         line is logged per executor, without it, and nothing more.
         """
         if not interpreter_exiting():
-            self._logger.log(level, message, *args, exc_info=True)
+            self._logger.log(level, message, *args, exc_info=error or True)
         elif not self._logged_at_exit:
             self._logged_at_exit = True
             self._logger.log(
