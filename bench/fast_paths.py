@@ -6,6 +6,13 @@ the portable mode, side by side (not part of ``nox -s bench``: run it by hand,
   ``int`` to ``Executors.thread_pool(max_workers=8)`` against a bare
   ``ThreadPoolExecutor(8)``, in a process with ``FLUENT_EXECUTORS_PORTABLE=1`` and
   one without (the switch is read at import).
+- The proxy future's light fields and the unlocked reads of done standard
+  futures (``LIGHT_FUTURES``): 100,000 submits through
+  ``thread_pool(8).with_map(str).with_map(len)`` (the pool's own work items), and
+  100,000 to ``thread_pool(8)`` on the standard ``submit`` (a proxy future
+  following each standard one), in a process with them and one without (the
+  flags are set before the modules that read them are imported); each run twice,
+  alternately.
 - The steps the GIL makes atomic (``LOCK_FREE``): 100,000 submits through
   ``thread_pool(8).with_throttle(64).with_timeout(60).with_retry()``, lock-free and
   locked, interleaved in one process.
@@ -46,6 +53,42 @@ def pool_ratio() -> None:
     print(f"thread pool, {mode}: {ours / bare:.2f}x a bare ThreadPoolExecutor")
 
 
+CASES = {
+    "thread_pool+map+map chain": lambda executors: (
+        executors.thread_pool(max_workers=8).with_map(str).with_map(len)
+    ),
+    "thread pool on the standard submit": lambda executors: executors.thread_pool(
+        max_workers=8
+    ),
+}
+
+
+def proxy_per_future(light: bool, case: str) -> None:
+    """Print the CPU microseconds per future of ``case``, with the proxy future's
+    light fields or the portable ones."""
+    from fluent_executors import Executors, _stdlib_compat
+
+    assert "fluent_executors._resolvable" not in sys.modules  # read at its import
+    _stdlib_compat.LIGHT_FUTURES = light
+    _stdlib_compat.OWN_POOL_ITEMS = "standard submit" not in case
+    print(per_future(lambda: CASES[case](Executors)))
+
+
+def proxy_ratio() -> None:
+    for case in CASES:
+        figures: dict[str, list[float]] = {"light": [], "portable": []}
+        for _ in range(2):
+            for mode, figure in figures.items():
+                run = [sys.executable, __file__, "--proxy", mode, case]
+                done = subprocess.run(run, check=True, capture_output=True, text=True)
+                figure.append(float(done.stdout))
+        light, portable = min(figures["light"]), min(figures["portable"])
+        print(
+            f"{case}: {light:.1f} us per future with light proxy futures, "
+            f"{portable:.1f} us portable ({portable / light:.2f}x)"
+        )
+
+
 def lock_free_ratio() -> None:
     from fluent_executors import Executors, _outstanding, _queueing, _scheduler, retry
 
@@ -67,8 +110,11 @@ def lock_free_ratio() -> None:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--pool"]:
         pool_ratio()
+    elif sys.argv[1:2] == ["--proxy"]:
+        proxy_per_future(sys.argv[2] == "light", sys.argv[3])
     else:
         for portable in ("0", "1"):
             env = {**os.environ, "FLUENT_EXECUTORS_PORTABLE": portable}
             subprocess.run([sys.executable, __file__, "--pool"], env=env, check=True)
+        proxy_ratio()
         lock_free_ratio()

@@ -25,7 +25,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fluent_executors import ProxyFuture
-from fluent_executors._proxy import _LightCondition
+from fluent_executors._stdlib_compat import (
+    LIGHT_FUTURES,
+    LightCondition,
+    condition_waiters,
+)
 
 TIMEOUT = 10.0
 
@@ -295,6 +299,7 @@ def test_the_standard_functions_only_append_and_remove_a_futures_waiters():
     assert uses_on_other_futures("_waiters") == {"append", "remove"}
 
 
+@pytest.mark.skipif(not LIGHT_FUTURES, reason="the light fields only")
 def test_its_waiters_are_held_without_a_list_while_there_is_one():
     # As wait() and as_completed() change them: under the future's _condition.
     proxy: ProxyFuture[int] = ProxyFuture()
@@ -342,7 +347,11 @@ def test_resolving_it_wakes_every_waiter_of_wait_and_as_completed(
     assert all(waiter.finished_futures == [proxy] for waiter in waiters)
     for waiter in waiters:
         proxy._waiters.remove(waiter)
-    assert proxy._waiter_entry is None
+    if LIGHT_FUTURES:
+        assert proxy._waiter_entry is None
+    else:  # the standard future's list, which _wake reads
+        assert proxy._waiters == []
+        assert proxy._waiter_entry is proxy._waiters
 
 
 def test_the_standard_functions_only_acquire_release_and_enter_a_futures_condition():
@@ -364,9 +373,11 @@ def test_the_standard_functions_only_acquire_release_and_enter_a_futures_conditi
             if method.name == "__repr__":
                 assert "with self._condition:" in ast.unparse(method)
             else:
-                assert method.name in vars(ProxyFuture), method.name
+                overridden = getattr(ProxyFuture, method.name)
+                assert overridden is not getattr(Future, method.name), method.name
 
 
+@pytest.mark.skipif(not LIGHT_FUTURES, reason="the light fields only")
 def test_its_condition_for_wait_and_as_completed_is_its_lock():
     # Those functions only acquire, release and enter a future's _condition (the
     # standard library's source, 3.10 to 3.13): a proxy future gives them its lock,
@@ -377,11 +388,36 @@ def test_its_condition_for_wait_and_as_completed_is_its_lock():
         assert proxy._lock._is_owned()  # type: ignore[attr-defined]
 
 
+def test_its_condition_and_waiters_are_light_or_the_standard_ones():
+    # The light fields where _stdlib_compat.LIGHT_FUTURES; in the portable mode a
+    # standard Condition over the future's lock, made when first asked for (by
+    # wait(), as_completed(), or a thread blocking in result()), and a list.
+    proxy: ProxyFuture[int] = ProxyFuture()
+    assert proxy._made_condition is None
+    if LIGHT_FUTURES:
+        assert type(proxy._waiters).__name__ == "Waiters"
+        assert proxy._condition is proxy._lock  # type: ignore[comparison-overlap]
+        assert proxy._made_condition is None
+    else:
+        condition = proxy._condition
+        assert type(condition) is threading.Condition
+        assert proxy._made_condition is condition is proxy._condition
+        with condition:
+            assert proxy._lock._is_owned()  # type: ignore[attr-defined]
+        assert type(proxy._waiters) is list
+        assert proxy._waiter_entry is proxy._waiters
+    with pytest.raises(FuturesTimeoutError):
+        proxy.result(timeout=0.001)
+    made = proxy._made_condition
+    assert type(made) is (LightCondition if LIGHT_FUTURES else threading.Condition)
+    assert proxy._condition is (proxy._lock if LIGHT_FUTURES else made)
+
+
 def test_the_light_condition_sets_every_field_of_a_standard_condition():
     # A proxy future's Condition skips Condition.__init__ and sets the fields itself:
     # on a Python whose Condition has other fields, it would miss them.
     standard = threading.Condition(threading.RLock())
-    light = _LightCondition(threading.RLock())
+    light = LightCondition(threading.RLock())
     assert set(vars(light)) == set(vars(standard))
 
 
@@ -391,7 +427,7 @@ def blocked_waiters(future: ProxyFuture[Any], count: int) -> None:
     deadline = time.monotonic() + TIMEOUT
     while time.monotonic() < deadline:
         condition = future._made_condition
-        if condition is not None and len(condition._waiters) >= count:  # type: ignore[attr-defined]
+        if condition is not None and (condition_waiters(condition) or 0) >= count:
             return
         time.sleep(0.001)  # polling a state, not waiting out a guess
     raise AssertionError(f"fewer than {count} threads blocked on the future")
@@ -531,6 +567,7 @@ def test_wait_all_completed_wakes_on_proxies_resolved_in_other_threads():
     assert sorted(f.result() for f in done) == list(range(20))
 
 
+@pytest.mark.skipif(not LIGHT_FUTURES, reason="the light fields only")
 def test_wait_and_as_completed_make_no_condition():
     # They take every future's _condition, done or not: a proxy future's is its
     # lock, so they make no Condition, for a pending future or a done one.

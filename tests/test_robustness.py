@@ -123,19 +123,20 @@ def test_a_signal_handler_cancels_a_future_inside_wait_without_deadlock():
         """
         import signal
         from concurrent.futures import wait
+        from concurrent.futures import _base
         from fluent_executors import ProxyFuture
-        from fluent_executors import _proxy
 
         future = ProxyFuture()
         signal.signal(signal.SIGALRM, lambda signum, frame: future.cancel())
-        append = _proxy._Waiters.append
+        install = _base._create_and_install_waiters
 
-        def append_then_signal(self, waiter):
-            append(self, waiter)
+        def install_then_signal(fs, return_when):
+            waiter = install(fs, return_when)  # appended to the future's waiters
             assert future._lock._is_owned()  # held by wait()
             signal.raise_signal(signal.SIGALRM)  # the handler runs here
+            return waiter
 
-        _proxy._Waiters.append = append_then_signal
+        _base._create_and_install_waiters = install_then_signal
         finished, _ = wait([future], timeout=30)
         print(future.cancelled(), future in finished)
         """

@@ -33,6 +33,9 @@
 #                                   kind); the facade's and chain methods made from it
 #   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
+#   _resolvable _waiters            ProxyFuture's base: the standard future API
+#                                   over one lock, resolved once; what it holds
+#                                   of waiters and done callbacks
 #   _callbacks                      running users' callbacks (contained, flat)
 #   _logging                        the contained logger; per-future records (TRACE)
 #   _stdlib_compat _public          what is read of CPython beyond its API: private

@@ -34,12 +34,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ._metrics import ExecutorMetrics, for_executor
-from ._stdlib_compat import FINISHED
+from ._stdlib_compat import done_failure
 
 if TYPE_CHECKING:
     import asyncio
 
     from ._proxy import ProxyFuture
+    from ._resolvable import ResolvableFuture
     from ._stats import ExecutorStats
 
 __all__ = ["Counts", "open_counts"]
@@ -137,14 +138,13 @@ class Counts:
         future.add_done_callback(partial(self._asyncio_done, time.perf_counter()))
 
     def _done(self, future: Future[Any]) -> None:
-        """Count the done standard ``future`` (read without its lock: a done future
-        never changes)."""
+        """Count the done standard ``future``."""
         self.done += 1
-        if future._state == FINISHED:
-            if future._exception is not None:
-                self.failed += 1
-        else:  # CANCELLED while its done callbacks run, then CANCELLED_AND_NOTIFIED
+        cancelled, exception = done_failure(future)
+        if cancelled:  # CANCELLED while its done callbacks run
             self.cancelled += 1
+        elif exception is not None:
+            self.failed += 1
 
     def _timed_done(self, since: float, future: Future[Any]) -> None:
         """:meth:`_done`, and the metrics of a future tracked since ``since``."""
@@ -160,7 +160,7 @@ class Counts:
             self.failed += 1
         self._record(since, future)
 
-    def record_end(self, future: ProxyFuture[Any]) -> None:
+    def record_end(self, future: ResolvableFuture[Any]) -> None:
         """Record the metrics of ``future``, resolved and counted already; called
         by it, once, while metrics are on."""
         self._record(future._tracked_since, future)

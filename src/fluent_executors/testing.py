@@ -22,6 +22,7 @@ from concurrent.futures import Executor, Future
 from typing import Any
 
 from . import _clock, _scheduler
+from ._stdlib_compat import condition_waiters
 from ._wrapper import check_non_negative
 
 __all__ = [
@@ -239,9 +240,9 @@ class VirtualClock:
                 busy.append(thread.name)
                 continue
             # Notified (by anyone) and not yet returned, a waiter is no longer in
-            # the condition's queue of waiters (CPython's Condition._waiters).
-            waiters = getattr(entry[0], "_waiters", None)
-            if waiters is not None and len(waiters) < blocked[id(entry[0])]:
+            # the condition's queue of waiters.
+            waiters = condition_waiters(entry[0])
+            if waiters is not None and waiters < blocked[id(entry[0])]:
                 busy.append(thread.name)
         workers = _scheduler._workers
         with workers._lock:
