@@ -99,7 +99,15 @@ def _public_bases(base: Any) -> list[Any]:
     cls = typing.get_origin(base) or base
     if not cls.__module__.startswith("fluent_executors.") or cls.__name__ in _PUBLIC:
         return [base]
-    params = cls.__parameters__
+    # A Generic's own; else those of its bases (a subclass of Future[T], which is
+    # not a typing.Generic, has none of its own).
+    params = getattr(cls, "__parameters__", None) or tuple(
+        dict.fromkeys(
+            param
+            for parent in getattr(cls, "__orig_bases__", ())
+            for param in getattr(parent, "__parameters__", ())
+        )
+    )
     values = dict(zip(params, typing.get_args(base) or params, strict=True))
     return [
         public
