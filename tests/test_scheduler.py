@@ -270,13 +270,22 @@ def test_exactly_the_callbacks_not_cancelled_run_in_deadline_order(
 ) -> None:
     ran: queue.Queue[tuple[float, int]] = queue.Queue()
     # Hold the scheduler thread until every callback is scheduled and cancelled,
-    # however slowly this thread runs: then every cancel is in time.
-    # (No timeout on the gate: a slow thread here must not let it open early; it
-    # opens in the finally clause whatever happens.)
+    # however slowly this thread runs: then every cancel is in time. It must be
+    # held before the first is scheduled: a scheduler thread that wakes late would
+    # take the first callbacks, due by then, along with the gate (found by the
+    # flake hunt). (No timeout on the gate: a slow thread here must not let it
+    # open early; it opens in the finally clause whatever happens.)
     gate = threading.Event()
-    call_later(0.0, gate.wait)
+    held = threading.Event()
+
+    def hold() -> None:
+        held.set()
+        gate.wait()
+
+    call_later(0.0, hold)
     end = threading.Event()
     try:
+        assert held.wait(timeout=5)
         start = _clock.monotonic() + 0.005  # call_at's clock
         handles = [
             call_at(start + ms / 1000, partial(ran.put, (ms, i)))
