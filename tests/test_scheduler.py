@@ -76,11 +76,19 @@ def test_the_thread_is_a_daemon_started_by_the_first_call() -> None:
 def test_callbacks_run_in_deadline_order_whatever_the_call_order() -> None:
     order: queue.Queue[int] = queue.Queue()
     # Hold the scheduler thread until every callback is scheduled, however slowly
-    # this thread runs: then only their deadlines decide the order.
+    # this thread runs: then only their deadlines decide the order. Held before
+    # the first is scheduled, or a late wake could take it with the gate.
     # (No timeout on the gate: it opens in the finally clause whatever happens.)
     gate = threading.Event()
-    call_later(0.0, gate.wait)
+    held = threading.Event()
+
+    def hold() -> None:
+        held.set()
+        gate.wait()
+
+    call_later(0.0, hold)
     try:
+        assert held.wait(timeout=5)
         # call_at's clock: ahead of time.monotonic() once a virtual clock moved it.
         when = _clock.monotonic()
 
