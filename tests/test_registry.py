@@ -85,6 +85,22 @@ def test_the_tests_tables_have_every_wrapper() -> None:
     assert concurrent <= set(test_submit_errors.WRAPPERS)
     layers = {layer.name for layer in contract_chains.SINGLE_LAYERS}
     assert {row.method for row in WRAPPERS if row.bound} <= layers
+    # ... and the chains of every wrapper at once
+    every = {layer.name for layer in contract_chains.EVERY_WRAPPER}
+    assert {row.method for row in WRAPPERS if row.bound} <= every
+    with test_submit_errors.WRAPPERS["every_wrapper"](Executors.sync()) as chain:
+        kinds = {layer.stats().kind for layer in chain._layers()}
+    assert concurrent <= kinds
+    # ... and the type checkers' checks (tests/typing), for the chain methods, the
+    # result types they pass on, and BoundCallable's methods
+    typing_checks = Path(__file__).parent / "typing"
+    for check, rows in [
+        ("check_executors.py", WRAPPERS),
+        ("check_result_types.py", WRAPPERS),
+        ("check_bind.py", [row for row in WRAPPERS if row.bound]),
+    ]:
+        text = (typing_checks / check).read_text()
+        assert [row.method for row in rows if f".{row.method}(" not in text] == []
 
 
 @pytest.mark.parametrize("row", WRAPPERS, ids=lambda row: row.method)
