@@ -126,6 +126,10 @@ def test_the_made_methods_have_the_classs_signature(row: Row) -> None:
         assert inspect.isclass(inspect.unwrap(method))
     bound = inspect.signature(getattr(Executors.sync(), row.method))
     assert list(bound.parameters) == [p.name for p in after_delegate]
+    if row.bound and row.keeps_result:  # a bound callable's method: the same
+        rewrapping = inspect.signature(getattr(Executors.sync().bind(len), row.method))
+        assert list(rewrapping.parameters) == [p.name for p in after_delegate]
+        assert rewrapping.return_annotation == "BoundCallable[P, T]"
 
 
 def type_checking_names(path: Path, cls: str) -> dict[str, ast.AST]:

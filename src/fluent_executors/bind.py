@@ -47,6 +47,7 @@ class _Rewrapping(Generic[Q]):
     """
 
     _wrap: Callable[..., Executor]  # the facade's method, given BoundCallable's name
+    _bound_signature: Any = None  # see _signature
 
     if TYPE_CHECKING:  # typed by the wrapper class; made from its registry row
 
@@ -77,7 +78,23 @@ class _Rewrapping(Generic[Q]):
         def with_x(*args: Q.args, **kwargs: Q.kwargs) -> BoundCallable[P, T]:
             return BoundCallable(wrap(bound.executor, *args, **kwargs), bound._fn)
 
+        with_x.__signature__ = self._signature()  # type: ignore[attr-defined]
         return with_x
+
+    def _signature(self) -> Any:
+        """What ``inspect.signature()`` shows of the method of a bound callable:
+        the wrapper's parameters after the executor (the bound one), returning a
+        ``BoundCallable``; made on first use (``inspect`` is slow to import)."""
+        signature = self._bound_signature
+        if signature is None:
+            import inspect
+
+            signature = inspect.signature(self._wrap)
+            signature = self._bound_signature = signature.replace(
+                parameters=list(signature.parameters.values())[1:],
+                return_annotation="BoundCallable[P, T]",
+            )
+        return signature
 
 
 class BoundCallable(Generic[P, T]):
