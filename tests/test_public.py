@@ -25,7 +25,9 @@ def _public_objects() -> list[tuple[str, object]]:
         module = importlib.import_module(package)
         for name in module.__all__:
             obj = getattr(module, name)
-            if inspect.isclass(obj) or inspect.isfunction(obj):
+            # (a type alias such as PollFn is no class, though 3.10 says so)
+            is_alias = typing.get_origin(obj) is not None
+            if (inspect.isclass(obj) and not is_alias) or inspect.isfunction(obj):
                 found.append((f"{package}.{name}", obj))
     return found
 
