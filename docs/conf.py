@@ -17,15 +17,21 @@ from fluent_executors import _public
 # Sphinx reads a class's attribute docstrings and a function's overloads from the
 # module that __module__ names; the public names that private modules define name
 # the package instead (_public.publish). Put their defining modules back for the
-# build (every public name is imported first: some are imported on first use), but
-# PollDescriptor's: the pages name it by its public path, and it needs nothing from
-# its source.
+# build, and of their classes' functions (every public name is imported first: some
+# are imported on first use); PollDescriptor keeps its public module, by which the
+# pages name it (its methods' overloads are still read from its source).
 for _name in fluent_executors.__all__:
     getattr(fluent_executors, _name)
 for _path, _defined_in in _public.DEFINED_IN.items():
+    _home, _, _name = _path.rpartition(".")
+    _published = getattr(sys.modules[_home], _name)
     if _path != "fluent_executors.poll.PollDescriptor":
-        _home, _, _name = _path.rpartition(".")
-        getattr(sys.modules[_home], _name).__module__ = _defined_in
+        _published.__module__ = _defined_in
+    for _member in vars(_published).values() if isinstance(_published, type) else ():
+        _function = getattr(_member, "__func__", _member)
+        if getattr(_function, "__module__", None) == _home:
+            _function.__module__ = _defined_in
+
 
 project = "fluent-executors"
 copyright = "2026, The fluent-executors developers"

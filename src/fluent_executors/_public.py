@@ -10,6 +10,7 @@ defines.
 
 from __future__ import annotations
 
+from types import FunctionType
 from typing import TYPE_CHECKING
 
 __all__ = ["DEFINED_IN", "publish"]
@@ -32,9 +33,9 @@ if TYPE_CHECKING:  # a Protocol costs import time
 
 
 def publish(module: str, *objects: _Named) -> None:
-    """Set the ``__module__`` of each class or function in ``objects`` to
-    ``module`` (a public module that exports it), and record where it is defined
-    in :data:`DEFINED_IN`.
+    """Set the ``__module__`` of each class or function in ``objects``, and of the
+    functions of a class's body, to ``module`` (a public module that exports it),
+    and record where it is defined in :data:`DEFINED_IN`.
 
     That ``module`` exports each of them by its name is checked by
     tests/test_public.py, not here (the module may import it lazily).
@@ -48,3 +49,9 @@ def publish(module: str, *objects: _Named) -> None:
             raise ValueError(f"{obj!r} is already in {module}")
         DEFINED_IN[f"{module}.{obj.__qualname__}"] = defined_in
         obj.__module__ = module
+        # and the functions of a class's body, which help() shows as "from
+        # <their module>.<their class>" when it lists an inherited one
+        for member in vars(obj).values() if isinstance(obj, type) else ():
+            function = getattr(member, "__func__", member)
+            if isinstance(function, FunctionType) and function.__module__ == defined_in:
+                function.__module__ = module
