@@ -27,10 +27,8 @@ for _path, _defined_in in _public.DEFINED_IN.items():
     _published = getattr(sys.modules[_home], _name)
     if _path != "fluent_executors.poll.PollDescriptor":
         _published.__module__ = _defined_in
-    for _member in vars(_published).values() if isinstance(_published, type) else ():
-        _function = getattr(_member, "__func__", _member)
-        if getattr(_function, "__module__", None) == _home:
-            _function.__module__ = _defined_in
+    for _function in _public.functions_of(_published, _home):
+        _function.__module__ = _defined_in
 
 
 project = "fluent-executors"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from types import FunctionType
 from typing import TYPE_CHECKING
 
-__all__ = ["DEFINED_IN", "publish"]
+__all__ = ["DEFINED_IN", "functions_of", "publish"]
 
 DEFINED_IN: dict[str, str] = {}
 """Where each published name is defined, by its public path:
@@ -51,7 +51,17 @@ def publish(module: str, *objects: _Named) -> None:
         obj.__module__ = module
         # and the functions of a class's body, which help() shows as "from
         # <their module>.<their class>" when it lists an inherited one
-        for member in vars(obj).values() if isinstance(obj, type) else ():
-            function = getattr(member, "__func__", member)
-            if isinstance(function, FunctionType) and function.__module__ == defined_in:
-                function.__module__ = module
+        for function in functions_of(obj, defined_in):
+            function.__module__ = module
+
+
+def functions_of(obj: object, module: str) -> list[FunctionType]:
+    """The functions of ``obj``'s body (methods, static and class methods) that
+    report ``module``; none if ``obj`` is not a class."""
+    members = vars(obj).values() if isinstance(obj, type) else ()
+    functions = [getattr(member, "__func__", member) for member in members]
+    return [
+        function
+        for function in functions
+        if isinstance(function, FunctionType) and function.__module__ == module
+    ]
