@@ -114,7 +114,7 @@ def metrics_state() -> str:
     """Say whether the library records metrics, for a report's first line:
     ``metrics off``, or ``metrics on (FLUENT_EXECUTORS_METRICS=1: prometheus, otel)``
     with the setting and the backends that were started."""
-    from fluent_executors import _metrics
+    from _fluent_executors import metrics as _metrics
 
     if not _metrics.BACKENDS:  # turned off, or no metric package importable
         return "no metric package"

@@ -45,7 +45,8 @@ def per_future(make: Callable[[], Executor]) -> float:
 
 
 def pool_ratio() -> None:
-    from fluent_executors import Executors, _stdlib_compat
+    from _fluent_executors import stdlib_compat as _stdlib_compat
+    from fluent_executors import Executors
 
     bare = per_future(lambda: ThreadPoolExecutor(8))
     ours = per_future(lambda: Executors.thread_pool(max_workers=8))
@@ -66,9 +67,10 @@ CASES = {
 def proxy_per_future(light: bool, case: str) -> None:
     """Print the CPU microseconds per future of ``case``, with the proxy future's
     light fields or the portable ones."""
-    from fluent_executors import Executors, _stdlib_compat
+    from _fluent_executors import stdlib_compat as _stdlib_compat
+    from fluent_executors import Executors
 
-    assert "fluent_executors._resolvable" not in sys.modules  # read at its import
+    assert "_fluent_executors.resolvable" not in sys.modules  # read at its import
     _stdlib_compat.LIGHT_FUTURES = light
     _stdlib_compat.OWN_POOL_ITEMS = "standard submit" not in case
     print(per_future(lambda: CASES[case](Executors)))
@@ -90,7 +92,10 @@ def proxy_ratio() -> None:
 
 
 def lock_free_ratio() -> None:
-    from fluent_executors import Executors, _outstanding, _queueing, _scheduler, retry
+    from _fluent_executors import outstanding as _outstanding
+    from _fluent_executors import queueing as _queueing
+    from _fluent_executors import scheduler as _scheduler
+    from fluent_executors import Executors, retry
 
     def chain(lock_free: bool) -> Executor:
         for module in (_outstanding, _queueing, _scheduler, retry):

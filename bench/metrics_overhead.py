@@ -89,7 +89,7 @@ def child(mode: str, n: int, inner: int) -> dict[str, Any]:
             MeterProvider(metric_readers=[InMemoryMetricReader()])
         )
 
-    from fluent_executors import _metrics
+    from _fluent_executors import metrics as _metrics
 
     def make_chain() -> Executor:
         return _harness.our_chain(name="bench")

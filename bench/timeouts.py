@@ -58,8 +58,8 @@ from _harness import Target
 
 _harness.measure_without_metrics()  # before fluent_executors is imported
 
+from _fluent_executors.scheduler import THREAD_NAME  # noqa: E402
 from fluent_executors import TimeoutExecutor  # noqa: E402
-from fluent_executors._scheduler import THREAD_NAME  # noqa: E402
 
 
 class NeverExecutor(Executor):

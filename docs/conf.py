@@ -12,7 +12,7 @@ from sphinx.pycode import ModuleAnalyzer
 
 import fluent_executors
 import fluent_executors.aio
-from fluent_executors import _public
+from _fluent_executors import public as _public
 
 # Sphinx reads a class's attribute docstrings and a function's overloads from the
 # module that __module__ names; the public names that private modules define name
@@ -60,7 +60,7 @@ nitpick_ignore_regex = [
         r"|typing|typing_extensions|distributed|anyio)(\..*)?|Executor|Future"
         r"|TaskGroup|Self|P\.args|P\.kwargs",
     ),
-    (r"py:.*", r"~?(fluent_executors\.[\w.]+\.)?([A-Z]|DelegateResult)(\.\w+)?"),
+    (r"py:.*", r"~?(_?fluent_executors\.[\w.]+\.)?([A-Z]|DelegateResult)(\.\w+)?"),
 ]
 
 # Type aliases, named in signatures rather than spelt out, and where they are defined.
@@ -68,7 +68,7 @@ _ALIASES = {
     "PollFn": "fluent_executors.poll",
     "CancelFn": "fluent_executors.poll",
     "ThrottleCount": "fluent_executors.throttle",
-    "AsyncPollFn": "fluent_executors.aio._executor",
+    "AsyncPollFn": "_fluent_executors.aio.executor",
 }
 autodoc_type_aliases = {name: name for name in _ALIASES}
 autodoc_default_options = {
@@ -101,7 +101,11 @@ _PUBLIC = set(fluent_executors.__all__)
 def _public_bases(base: Any) -> list[Any]:
     """A private base class (``WrapperExecutor[R]``) as its own public bases."""
     cls = typing.get_origin(base) or base
-    if not cls.__module__.startswith("fluent_executors.") or cls.__name__ in _PUBLIC:
+    library = cls.__module__.partition(".")[0] in (
+        "fluent_executors",
+        "_fluent_executors",
+    )
+    if not library or cls.__name__ in _PUBLIC:
         return [base]
     # A Generic's own; else those of its bases (a subclass of Future[T], which is
     # not a typing.Generic, has none of its own).

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import settings
 
 import fluent_executors.pytest_plugin
-from fluent_executors import _scheduler
+from _fluent_executors import scheduler as _scheduler
 
 # No hypothesis test is timed: its default deadline (200 ms an example) is a speed
 # assertion, which a loaded machine fails (speed is the benchmarks' business).

@@ -45,6 +45,9 @@ from contract_chains import (
 from wrapper_doubles import TIMEOUT, BrokenSubmitExecutor, invalid_state_errors, raise_
 
 import fluent_executors
+from _fluent_executors import scheduler as _scheduler
+from _fluent_executors.registry import EXECUTORS, load
+from _fluent_executors.scheduler import THREAD_NAME as SCHEDULER_THREAD
 from fluent_executors import (
     Executors,
     ExecutorStats,
@@ -53,10 +56,7 @@ from fluent_executors import (
     QueueStats,
     RetryStats,
     TimeoutStats,
-    _scheduler,
 )
-from fluent_executors._registry import EXECUTORS, load
-from fluent_executors._scheduler import THREAD_NAME as SCHEDULER_THREAD
 
 STRESS_SUBMITS = 2000
 

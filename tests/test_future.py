@@ -24,12 +24,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fluent_executors import ProxyFuture
-from fluent_executors._stdlib_compat import (
+from _fluent_executors.stdlib_compat import (
     LIGHT_FUTURES,
     LightCondition,
     condition_waiters,
 )
+from fluent_executors import ProxyFuture
 
 TIMEOUT = 10.0
 
@@ -622,7 +622,7 @@ def test_other_base_exceptions_of_a_callback_are_logged_and_contained(caplog):
 
 @pytest.mark.parametrize("raised", [KeyboardInterrupt, SystemExit])
 def test_in_the_scheduler_thread_exit_of_a_callback_is_contained(raised, caplog):
-    from fluent_executors import _scheduler
+    from _fluent_executors import scheduler as _scheduler
 
     future: ProxyFuture[int] = ProxyFuture()
     ran: list[int] = []

@@ -1,37 +1,60 @@
-"""The package's modules import downward only (the sketch at the top of
-``fluent_executors/__init__.py``): no import cycle, and nothing below the facade
-reaches up to it."""
+"""The library's modules import downward only (the sketches at the top of
+``fluent_executors/__init__.py`` and ``_fluent_executors/__init__.py``): no import
+cycle, nothing below the facade reaches up to it, and the private package never
+imports a public module."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
+
 import fluent_executors
 
-PACKAGE = Path(fluent_executors.__file__).parent
+SRC = Path(fluent_executors.__file__).parent.parent
+PUBLIC = SRC / "fluent_executors"
+PRIVATE = SRC / "_fluent_executors"
+LIBRARY = ("fluent_executors", "_fluent_executors")
+
+
+def module_name(path: Path) -> str:
+    """``_fluent_executors.poll.core`` for ``_fluent_executors/poll/core.py``; a
+    package's ``__init__.py`` is the package."""
+    parts = path.relative_to(SRC).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def imports(path: Path, *, deferred: bool) -> set[str]:
-    """The package's modules that ``path`` imports: at module level, or (with
-    ``deferred``) anywhere, inside functions too. ``TYPE_CHECKING`` blocks, which
-    never run, are left out. A module of a subpackage (``_poll``, ``aio``) is
-    named ``_poll.core``; one of the package, ``poll``."""
+    """The library's modules that ``path`` imports, by their full names: at module
+    level, or (with ``deferred``) anywhere, inside functions too. ``TYPE_CHECKING``
+    blocks, which never run, are left out."""
     tree = ast.parse(path.read_text())
-    inside = path.relative_to(PACKAGE).parts[:-1]  # (), ("_poll",) or ("aio",)
+    name = module_name(path).split(".")
+    package = name if path.name == "__init__.py" else name[:-1]
     found: set[str] = set()
+
+    def add(module: str, names: list[str]) -> None:
+        if module.split(".")[0] not in LIBRARY:
+            return
+        for alias in names or [""]:
+            target = SRC.joinpath(*module.split("."), alias)
+            if alias and (target.with_suffix(".py").exists() or target.is_dir()):
+                found.add(f"{module}.{alias}")  # from _fluent_executors import clock
+            else:
+                found.add(module)
 
     def visit(nodes: list[ast.stmt]) -> None:
         for node in nodes:
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
                 continue
-            if isinstance(node, ast.ImportFrom) and node.level >= 1:
-                base = inside[: len(inside) - node.level + 1]
-                names = [node.module] if node.module else [a.name for a in node.names]
-                for name in names:
-                    parts = [*base, *name.split(".")]
-                    package = parts[0] in ("_poll", "aio")
-                    found.add(".".join(parts[:2] if package else parts[:1]))
+            if isinstance(node, ast.ImportFrom):
+                base = package[: len(package) - node.level + 1] if node.level else []
+                module = ".".join([*base, *([node.module] if node.module else [])])
+                add(module, [alias.name for alias in node.names])
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    add(alias.name, [])
             if deferred or isinstance(node, (ast.If, ast.Try)):
                 for child in ast.iter_child_nodes(node):
                     if isinstance(child, ast.stmt):
@@ -45,15 +68,41 @@ def imports(path: Path, *, deferred: bool) -> set[str]:
     return found
 
 
-def graph(*, deferred: bool) -> dict[str, set[str]]:
-    """The package's modules and what each imports; a subpackage (``_poll``,
-    ``aio``) is one of them, importing what its modules import from outside it."""
+def unit(package: Path, module: str) -> str:
+    """The node of ``package``'s graph that ``module`` belongs to: its module or
+    subpackage (``poll`` for ``_fluent_executors.poll.core``), ``__init__`` for the
+    package itself; another package is one node, its name."""
+    parts = module.split(".")
+    if parts[0] != package.name:
+        return parts[0]
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def graph(package: Path, *, deferred: bool) -> dict[str, set[str]]:
+    """``package``'s modules and what each imports; a subpackage (``poll``, ``aio``,
+    ``futures``) is one of them, importing what its modules import from outside
+    it."""
     edges: dict[str, set[str]] = {}
-    for path in [*PACKAGE.glob("*.py"), *PACKAGE.glob("*/*.py")]:
-        module = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
-        targets = {name.split(".")[0] for name in imports(path, deferred=deferred)}
+    for path in [*package.glob("*.py"), *package.glob("*/*.py")]:
+        module = unit(package, module_name(path))
+        targets = {unit(package, name) for name in imports(path, deferred=deferred)}
         edges.setdefault(module, set()).update(targets - {module})
     return edges
+
+
+def test_the_private_package_never_imports_a_public_module() -> None:
+    # Even in a function: the registry names the public modules it loads.
+    for path in PRIVATE.rglob("*.py"):
+        found = imports(path, deferred=True)
+        assert not {m for m in found if m.startswith("fluent_executors")}, path
+
+
+def test_the_public_package_holds_public_modules_only() -> None:
+    # What help(fluent_executors) lists as its contents: no private module, and no
+    # subpackage (whose private modules help() would list in turn).
+    found = sorted(p.name for p in PUBLIC.iterdir() if p.name != "__pycache__")
+    assert [name for name in found if name.startswith("_")] == ["__init__.py"]
+    assert [name for name in found if not name.endswith((".py", ".typed"))] == []
 
 
 # The poll package's modules, each importing only from those after it.
@@ -68,24 +117,33 @@ POLL_LAYERS = [
 ]
 
 
-def test_the_poll_package_imports_downward_and_never_its_public_module() -> None:
-    assert {p.stem for p in PACKAGE.glob("_poll/*.py")} == {*POLL_LAYERS, "__init__"}
+def test_the_poll_package_imports_downward() -> None:
+    poll = PRIVATE / "poll"
+    assert {p.stem for p in poll.glob("*.py")} == {*POLL_LAYERS, "__init__"}
     for index, name in enumerate(POLL_LAYERS):
-        found = imports(PACKAGE / "_poll" / f"{name}.py", deferred=True)
-        inner = {m.removeprefix("_poll.") for m in found if m.startswith("_poll.")}
+        found = imports(poll / f"{name}.py", deferred=True)
+        inner = {
+            m.removeprefix("_fluent_executors.poll.")
+            for m in found
+            if m.startswith("_fluent_executors.poll.")
+        }
         assert inner <= set(POLL_LAYERS[index + 1 :]), (name, inner)
-        assert "poll" not in found, name  # the drivers' public module is above
 
 
 # The aio package's modules, each importing only from those after it.
-AIO_LAYERS = ["__init__", "_facade", "_executor", "_layers", "_driver"]
+AIO_LAYERS = ["__init__", "facade", "executor", "layers", "driver"]
 
 
 def test_the_aio_package_imports_downward() -> None:
-    assert {p.stem for p in PACKAGE.glob("aio/*.py")} == set(AIO_LAYERS)
+    aio = PRIVATE / "aio"
+    assert {p.stem for p in aio.glob("*.py")} == set(AIO_LAYERS)
     for index, name in enumerate(AIO_LAYERS):
-        found = imports(PACKAGE / "aio" / f"{name}.py", deferred=True)
-        inner = {m.removeprefix("aio.") for m in found if m.startswith("aio.")}
+        found = imports(aio / f"{name}.py", deferred=True)
+        inner = {
+            m.removeprefix("_fluent_executors.aio.")
+            for m in found
+            if m.startswith("_fluent_executors.aio.")
+        }
         assert inner <= set(AIO_LAYERS[index + 1 :]), (name, inner)
 
 
@@ -94,7 +152,7 @@ def test_the_poll_core_does_no_io_starts_no_thread_and_reads_no_clock() -> None:
     # drives it alike.
     banned = {"asyncio", "logging", "socket", "threading", "time", "anyio", "trio"}
     for name in ("core", "rounds"):
-        path = PACKAGE / "_poll" / f"{name}.py"
+        path = PRIVATE / "poll" / f"{name}.py"
         tree = ast.parse(path.read_text())
         stdlib = {
             alias.name.split(".")[0]
@@ -107,12 +165,13 @@ def test_the_poll_core_does_no_io_starts_no_thread_and_reads_no_clock() -> None:
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
         }
         assert not stdlib & banned, (name, stdlib & banned)
-        library = imports(path, deferred=True)
-        assert not library & {"_clock", "_scheduler", "_logging", "_callbacks"}, name
+        library = {unit(PRIVATE, m) for m in imports(path, deferred=True)}
+        assert not library & {"clock", "scheduler", "logging", "callbacks"}, name
 
 
-def test_module_level_imports_have_no_cycle() -> None:
-    edges = graph(deferred=False)
+@pytest.mark.parametrize("package", [PUBLIC, PRIVATE], ids=lambda p: p.name)
+def test_module_level_imports_have_no_cycle(package: Path) -> None:
+    edges = graph(package, deferred=False)
     state: dict[str, str] = {}
 
     def walk(module: str, path: list[str]) -> None:
@@ -128,47 +187,53 @@ def test_module_level_imports_have_no_cycle() -> None:
         walk(module, [module])
 
 
-def sketched_layers() -> list[list[str]]:
-    """The layers of the sketch atop ``__init__.py``, top first: each line that
-    starts a layer names its modules, up to two spaces; lines that go on further
-    in are descriptions."""
+def sketched_layers(package: Path) -> list[list[str]]:
+    """The layers of the sketch atop ``package``'s ``__init__.py``, top first: each
+    line that starts a layer names its modules, up to two spaces; lines that go on
+    further in are descriptions."""
     import re
 
-    source = (PACKAGE / "__init__.py").read_text()
-    sketch = source[: source.index("# Deferred imports")].splitlines()
     layers = []
-    for line in sketch[sketch.index("#") + 1 :]:
+    for line in (package / "__init__.py").read_text().splitlines():
+        if not line.startswith("#"):
+            break  # the sketch is the comment that opens the file
         text = line.removeprefix("#   ")
         if text != line and text[:1] not in ("", " "):
             layers.append(re.split(r"\s{2,}", text, maxsplit=1)[0].split())
     return layers
 
 
-def test_the_sketch_lists_every_module_once() -> None:
-    listed = [module for layer in sketched_layers() for module in layer]
-    assert sorted(listed) == sorted(graph(deferred=False))
+def levels(package: Path) -> dict[str, int]:
+    """Each module of ``package``'s sketch, and the index of its layer (0 at the
+    top); another package is below them all."""
+    layers = sketched_layers(package)
+    level = {m: i for i, layer in enumerate(layers) for m in layer}
+    return {**dict.fromkeys(LIBRARY, len(layers)), **level}
 
 
-def test_every_module_imports_from_its_layer_and_those_below_only() -> None:
-    level = {m: i for i, layer in enumerate(sketched_layers()) for m in layer}
-    edges = graph(deferred=False)
-    upward = [
-        f"{module} -> {target}"
-        for module, targets in edges.items()
-        for target in targets
-        if level[target] < level[module]
-    ]
-    assert upward == []
+@pytest.mark.parametrize("package", [PUBLIC, PRIVATE], ids=lambda p: p.name)
+def test_the_sketch_lists_every_module_once(package: Path) -> None:
+    listed = [module for layer in sketched_layers(package) for module in layer]
+    modules = set(graph(package, deferred=False))
+    if package == PUBLIC:
+        modules.add("_fluent_executors")  # one layer, at the bottom
+    else:
+        modules.remove("__init__")  # a docstring and the sketch: no layer
+    assert sorted(listed) == sorted(modules)
 
 
-def test_nothing_imports_upward_even_deferred() -> None:
-    # The chain methods reach their wrappers through the registry of executors
-    # (_registry), which imports a module by its name: no import statement, even
-    # in a function, reaches up the layers.
-    level = {m: i for i, layer in enumerate(sketched_layers()) for m in layer}
+@pytest.mark.parametrize("package", [PUBLIC, PRIVATE], ids=lambda p: p.name)
+@pytest.mark.parametrize("deferred", [False, True], ids=["module level", "deferred"])
+def test_every_module_imports_from_its_layer_and_those_below_only(
+    package: Path, deferred: bool
+) -> None:
+    # Deferred too: the chain methods reach their wrappers through the registry of
+    # executors, which imports a module by its name; no import statement, even in
+    # a function, reaches up the layers.
+    level = levels(package)
     upward = sorted(
         f"{module} -> {target}"
-        for module, targets in graph(deferred=True).items()
+        for module, targets in graph(package, deferred=deferred).items()
         for target in targets
         if level[target] < level[module]
     )
@@ -176,7 +241,7 @@ def test_nothing_imports_upward_even_deferred() -> None:
 
 
 def test_nothing_below_the_facade_imports_it_even_deferred() -> None:
-    for module, targets in graph(deferred=True).items():
+    for module, targets in graph(PUBLIC, deferred=True).items():
         if module != "__init__":
             assert "executors" not in targets, f"{module} reaches up to the facade"
 
@@ -187,13 +252,11 @@ def test_r_is_the_executors_result_type_everywhere() -> None:
     import importlib
     from typing import TypeVar
 
-    from fluent_executors import _fluent
+    from _fluent_executors import fluent
 
-    for path in [*PACKAGE.glob("*.py"), *PACKAGE.glob("*/*.py")]:
-        relative = path.relative_to(PACKAGE).with_suffix("")
-        module = importlib.import_module(
-            ".".join(["fluent_executors", *relative.parts]).removesuffix(".__init__")
-        )
-        value = vars(module).get("R")
-        if isinstance(value, TypeVar):
-            assert value is _fluent.R, module.__name__
+    for package in (PUBLIC, PRIVATE):
+        for path in [*package.glob("*.py"), *package.glob("*/*.py")]:
+            module = importlib.import_module(module_name(path))
+            value = vars(module).get("R")
+            if isinstance(value, TypeVar):
+                assert value is fluent.R, module.__name__

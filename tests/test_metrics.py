@@ -21,9 +21,10 @@ import metrics_workload
 import pytest
 from wrapper_doubles import EXAMPLES
 
-from fluent_executors import Executors, _metrics
-from fluent_executors._metrics import ENV_VAR
-from fluent_executors._registry import WRAPPERS
+from _fluent_executors import metrics as _metrics
+from _fluent_executors.metrics import ENV_VAR
+from _fluent_executors.registry import WRAPPERS
+from fluent_executors import Executors
 
 TESTS = Path(__file__).parent
 
@@ -346,7 +347,8 @@ def test_a_duration_equal_to_a_bucket_bound_falls_in_that_bucket() -> None:
 _CHECK_DISABLED = """
     import sys
 
-    from fluent_executors import Executors, _metrics
+    from _fluent_executors import metrics as _metrics
+    from fluent_executors import Executors
 
     executor = Executors.thread_pool(2).with_map(str).with_retry().with_timeout(60)
     layers = [executor, executor.delegate, executor.delegate.delegate]
@@ -404,7 +406,7 @@ def test_metrics_without_the_packages_record_nothing() -> None:
 )
 def test_the_environment_picks_the_backends(setting: str, backends: str) -> None:
     completed = run_python(
-        "from fluent_executors import _metrics; print(_metrics.BACKENDS)",
+        "from _fluent_executors import metrics as _metrics; print(_metrics.BACKENDS)",
         **{ENV_VAR: setting},
     )
 
@@ -414,7 +416,7 @@ def test_the_environment_picks_the_backends(setting: str, backends: str) -> None
 
 def test_an_unknown_backend_in_the_environment_is_logged_and_ignored() -> None:
     completed = run_python(
-        "from fluent_executors import _metrics; print(_metrics.BACKENDS)",
+        "from _fluent_executors import metrics as _metrics; print(_metrics.BACKENDS)",
         **{ENV_VAR: "statsd"},
     )
 

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fluent_executors._outstanding import Outstanding
-from fluent_executors._stdlib_compat import LOCK_FREE
+from _fluent_executors.outstanding import Outstanding
+from _fluent_executors.stdlib_compat import LOCK_FREE
 
 
 class StepBetween(dict[Future[Any], None]):

@@ -11,12 +11,8 @@ from typing import Any
 
 import pytest
 
-from fluent_executors import (
-    ExceptionRetryPolicy,
-    Executors,
-    PollDescriptor,
-    _retry_policy,
-)
+from _fluent_executors import retry_policy as _retry_policy
+from fluent_executors import ExceptionRetryPolicy, Executors, PollDescriptor
 from fluent_executors.testing import VirtualClock, virtual_time
 
 WHERE = ["with_retry", "poll_retry_policy"]

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
+from _fluent_executors.poll.core import PollCore, PollEntry
+from _fluent_executors.scheduler import call_later
 from fluent_executors import Executors, PollDescriptor, PollExecutor
-from fluent_executors._poll.core import PollCore, PollEntry
-from fluent_executors._scheduler import call_later
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
 

@@ -1,4 +1,4 @@
-"""The poll core (``fluent_executors._poll.core.PollCore``), driven directly: events
+"""The poll core (``_fluent_executors.poll.core.PollCore``), driven directly: events
 in, actions out, the time given by the test. No thread, no event loop, no sleep.
 
 What the drivers do around it (the poll thread of ``PollExecutor``) is tested
@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from _fluent_executors.poll.core import PollCore, PollEntry, PollFailure
 from fluent_executors import ExceptionRetryPolicy, RetryPolicy
-from fluent_executors._poll.core import PollCore, PollEntry, PollFailure
 
 T0 = 1000.0  # any time: the core reads no clock
 

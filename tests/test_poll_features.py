@@ -17,16 +17,16 @@ from unittest import mock
 import pytest
 from wrapper_doubles import TIMEOUT
 
+from _fluent_executors import clock as _clock
+from _fluent_executors.poll.descriptor import PollFuture
+from _fluent_executors.poll.thread import PollThread
 from fluent_executors import (
     ExceptionRetryPolicy,
     Executors,
     PollDescriptor,
     PollExecutor,
     RetryPolicy,
-    _clock,
 )
-from fluent_executors._poll.descriptor import PollFuture
-from fluent_executors._poll.thread import PollThread
 from fluent_executors.testing import virtual_time
 
 

@@ -56,8 +56,8 @@ from hypothesis.stateful import (
 )
 from wrapper_doubles import TIMEOUT, ManualExecutor, invalid_state_errors
 
+from _fluent_executors.scheduler import call_later
 from fluent_executors import ExceptionRetryPolicy, PollDescriptor, PollExecutor
-from fluent_executors._scheduler import call_later
 
 QUEUED = "queued"
 RUNNING = "running"

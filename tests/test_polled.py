@@ -28,8 +28,8 @@ from hypothesis.stateful import (
 )
 from wrapper_doubles import TIMEOUT
 
+from _fluent_executors.poll.rounds import MAX_RUNS, Polled
 from fluent_executors import ExceptionRetryPolicy, Executors, PollDescriptor
-from fluent_executors._poll.rounds import MAX_RUNS, Polled
 
 
 def lend(polled: Polled[Any], poll: Callable[[list[Any]], object], batch: Any) -> None:

@@ -20,6 +20,7 @@ from unittest import mock
 import pytest
 from wrapper_doubles import TIMEOUT
 
+from _fluent_executors.stdlib_compat import PORTABLE
 from fluent_executors import (
     Executors,
     ProcessPoolExecutor,
@@ -27,7 +28,6 @@ from fluent_executors import (
     ThreadPoolExecutor,
     pools,
 )
-from fluent_executors._stdlib_compat import PORTABLE
 
 Call = tuple[tuple[Any, ...], dict[str, Any]]
 

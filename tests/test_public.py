@@ -14,7 +14,8 @@ import typing
 import pytest
 
 import fluent_executors
-from fluent_executors import Executors, _public
+from _fluent_executors import public as _public
+from fluent_executors import Executors
 
 PACKAGES = ["fluent_executors", "fluent_executors.futures", "fluent_executors.aio"]
 
@@ -108,7 +109,24 @@ def test_help_of_the_package_names_no_private_path_for_a_public_name() -> None:
 
     private_paths = {
         match.group(0)
-        for match in re.finditer(r"fluent_executors(?:\.\w+)*\._\w+\.(\w+)", text)
-        if match.group(1) in public
+        for match in re.finditer(r"\b_fluent_executors(?:\.\w+)+", text)
+        if match.group(0).rpartition(".")[2] in public
     }
     assert not private_paths
+
+
+@pytest.mark.parametrize(
+    "package",
+    [fluent_executors, fluent_executors.aio, fluent_executors.futures],
+    ids=lambda module: module.__name__,
+)
+def test_help_of_a_public_module_lists_public_modules_only(package: object) -> None:
+    # pydoc lists every module of a package's directory: the private ones are in
+    # _fluent_executors, beside it.
+    text = pydoc.render_doc(package, renderer=pydoc.plaintext)
+    if package is fluent_executors:
+        contents = text.split("PACKAGE CONTENTS\n", 1)[1].split("\n\n", 1)[0].split()
+        assert "retry" in contents
+        assert [name for name in contents if name.startswith("_")] == []
+    else:  # a module: no contents at all
+        assert "PACKAGE CONTENTS" not in text

@@ -19,8 +19,8 @@ from wrapper_doubles import (
     raise_,
 )
 
+from _fluent_executors.scheduler import THREAD_NAME, WORKER_THREAD_NAME
 from fluent_executors import Executors, RateLimitExecutor, ThreadPoolExecutor
-from fluent_executors._scheduler import THREAD_NAME, WORKER_THREAD_NAME
 from fluent_executors.testing import virtual_time
 
 LONG = 60.0  # seconds: a period that never ends within a test
@@ -292,7 +292,7 @@ def test_a_rate_limit_inside_a_throttle_holds_where_the_work_starts():
 
 
 def test_rate_limits_in_front_of_blocking_throttles_starve_no_other_timer():
-    from fluent_executors._scheduler import MAX_WORKERS
+    from _fluent_executors.scheduler import MAX_WORKERS
 
     release = threading.Event()
 

@@ -1,4 +1,4 @@
-"""The registry of executors (``fluent_executors._registry``, docs/contributing.rst,
+"""The registry of executors (``_fluent_executors.registry``, docs/contributing.rst,
 Adding a wrapper): it has every executor class of the package, and what is made
 from it (the facade, the chain methods, ``BoundCallable``'s, the public names, the
 tests' tables) has each of them, with the class's signature."""
@@ -18,24 +18,28 @@ import pytest
 import test_submit_errors
 from wrapper_doubles import EXAMPLES
 
+import _fluent_executors
 import fluent_executors
+from _fluent_executors.registry import EXECUTORS, WRAPPERS, Row, load
 from fluent_executors import BoundCallable, Executors, FluentExecutor
-from fluent_executors._registry import EXECUTORS, WRAPPERS, Row, load
 
 PACKAGE = Path(fluent_executors.__file__).parent
+PRIVATE = Path(_fluent_executors.__file__).parent
 
 
 def executor_classes() -> set[type[Any]]:
     """The classes of the package that derive from ``FluentExecutor`` and have no
     subclass in it: the executors one builds (not their bases)."""
-    for module in pkgutil.walk_packages(fluent_executors.__path__, "fluent_executors."):
-        importlib.import_module(module.name)
+    for package in (fluent_executors, _fluent_executors):
+        for module in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            importlib.import_module(module.name)
     found: set[type[Any]] = set()
     todo = [FluentExecutor]
     while todo:
         for cls in todo.pop().__subclasses__():
             if (
-                cls.__module__.partition(".")[0] == "fluent_executors"
+                cls.__module__.partition(".")[0]
+                in ("fluent_executors", "_fluent_executors")
                 and cls not in found
             ):
                 found.add(cls)
@@ -156,7 +160,7 @@ def test_type_checkers_see_every_method_made_at_run_time() -> None:
     assert {row.method for row in EXECUTORS} <= set(facade) | set(vars(Executors))
     for row in WRAPPERS:
         assert ast.unparse(facade[row.method]) == f"{row.method} = {row.cls}"
-    chain = type_checking_names(PACKAGE / "_fluent.py", "FluentExecutor")
+    chain = type_checking_names(PRIVATE / "fluent.py", "FluentExecutor")
     assert {name for name in chain if name.startswith("with_")} == {
         row.method for row in WRAPPERS
     }
@@ -168,7 +172,8 @@ def test_type_checkers_see_every_method_made_at_run_time() -> None:
 
 def test_the_chain_methods_for_type_checkers_are_written_from_the_classes() -> None:
     # Type checkers cannot derive a chain method from its class; tools/chain_stubs.py
-    # writes each from the class's constructor, and _fluent.py holds what it wrote.
+    # writes each from the class's constructor, and _fluent_executors/fluent.py
+    # holds what it wrote.
     spec = importlib.util.spec_from_file_location(
         "chain_stubs", Path(__file__).resolve().parents[1] / "tools" / "chain_stubs.py"
     )

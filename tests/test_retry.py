@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from _fluent_executors.scheduler import THREAD_NAME, WORKER_THREAD_NAME
 from fluent_executors import (
     ExceptionRetryPolicy,
     Executors,
@@ -25,7 +26,6 @@ from fluent_executors import (
     ThreadPoolExecutor,
 )
 from fluent_executors import retry as retry_module
-from fluent_executors._scheduler import THREAD_NAME, WORKER_THREAD_NAME
 from fluent_executors.testing import ManualExecutor, virtual_time
 
 

@@ -22,14 +22,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fluent_executors import (
-    ExceptionRetryPolicy,
-    Executors,
-    ProxyFuture,
-    _scheduler,
-    f_map,
-)
-from fluent_executors._wrapper import check_non_negative, seconds_returned
+from _fluent_executors import scheduler as _scheduler
+from _fluent_executors.wrapper import check_non_negative, seconds_returned
+from fluent_executors import ExceptionRetryPolicy, Executors, ProxyFuture, f_map
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
 SUBPROCESS_TIMEOUT = 120.0  # seconds: a fresh interpreter on a loaded machine

@@ -18,19 +18,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fluent_executors import (
-    Executors,
-    SchedulerStats,
-    _clock,
-    _scheduler,
-    scheduler_stats,
-)
-from fluent_executors._scheduler import (
+from _fluent_executors import clock as _clock
+from _fluent_executors import scheduler as _scheduler
+from _fluent_executors.scheduler import (
     THREAD_NAME,
     WORKER_THREAD_NAME,
     call_at,
     call_later,
 )
+from fluent_executors import Executors, SchedulerStats, scheduler_stats
 from fluent_executors.testing import ManualExecutor, virtual_time
 
 
@@ -557,7 +553,7 @@ def test_an_item_added_while_the_queue_fires_leaves_the_next_deadline_to_it(
     # just booted): once the real clock is back, nothing is due in its future.
     start = time.monotonic() - 100.0
     now = [start]
-    monkeypatch.setattr(_scheduler._clock, "monotonic", lambda: now[0])
+    monkeypatch.setattr(_scheduler.clock, "monotonic", lambda: now[0])
     queue_ = _scheduler.DeadlineQueue(10.0)
     first, second, third = Item(), Item(), Item()
     queue_.add(first)  # due at start + 10

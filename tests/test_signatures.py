@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 import fluent_executors as fe
+from _fluent_executors.registry import WRAPPERS, load
 from fluent_executors import BoundCallable, Executors, FluentExecutor
-from fluent_executors._registry import WRAPPERS, load
 
 # Every wrapper, from the registry of executors.
 CLASSES: dict[str, type[Any]] = {row.kind: load(row) for row in WRAPPERS}

@@ -8,10 +8,10 @@ import sys
 import pytest
 from test_init import run_python
 
-from fluent_executors import _stdlib_compat
+from _fluent_executors import stdlib_compat as _stdlib_compat
 
 FLAGS = (
-    "from fluent_executors import _stdlib_compat as c; "
+    "from _fluent_executors import stdlib_compat as c; "
     "print(c.PORTABLE, c.LOCK_FREE, c.OWN_POOL_ITEMS)"
 )
 
@@ -46,17 +46,17 @@ def test_in_the_portable_mode_the_thread_pool_follows_the_standard_future() -> N
 def test_every_private_name_of_concurrent_futures_is_read_here_only() -> None:
     # The rest of the package imports them from _stdlib_compat (tests/test_pools.py
     # and tests/test_future.py check the fields the fast paths read on objects).
-    import fluent_executors
-
-    package = fluent_executors.__file__.rsplit("/", 1)[0]
     from pathlib import Path
 
+    import fluent_executors
+
+    src = Path(fluent_executors.__file__).parent.parent
     readers = sorted(
-        str(path.relative_to(package))
-        for path in Path(package).rglob("*.py")
+        str(path.relative_to(src))
+        for path in src.glob("*fluent_executors/**/*.py")
         if "concurrent.futures._base" in path.read_text()
     )
-    assert readers == ["_stdlib_compat.py"]
+    assert readers == ["_fluent_executors/stdlib_compat.py"]
     assert _stdlib_compat.FINISHED == "FINISHED"
 
 
@@ -67,7 +67,8 @@ def test_in_the_portable_mode_a_proxy_future_is_a_standard_one_underneath() -> N
     code = (
         "import threading\n"
         "from concurrent.futures import TimeoutError, as_completed, wait\n"
-        "from fluent_executors import Executors, ProxyFuture, _stdlib_compat\n"
+        "from fluent_executors import Executors, ProxyFuture\n"
+        "from _fluent_executors import stdlib_compat as _stdlib_compat\n"
         "future = ProxyFuture()\n"
         "print(_stdlib_compat.LIGHT_FUTURES, type(future._condition).__name__,\n"
         "      type(future._waiters).__name__, future._made_condition is not None)\n"

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from fluent_executors import Executors, _clock, f_timeout
+from _fluent_executors import clock as _clock
+from fluent_executors import Executors, f_timeout
 from fluent_executors.retry import ExceptionRetryPolicy
 from fluent_executors.testing import ManualExecutor, VirtualClock, virtual_time
 

@@ -23,8 +23,9 @@ from wrapper_doubles import (
     raise_,
 )
 
-from fluent_executors import Executors, ThrottleExecutor, _queueing, throttle
-from fluent_executors._stdlib_compat import LOCK_FREE
+from _fluent_executors import queueing as _queueing
+from _fluent_executors.stdlib_compat import LOCK_FREE
+from fluent_executors import Executors, ThrottleExecutor, throttle
 
 
 def ident(value: int) -> int:

@@ -17,6 +17,8 @@ from concurrent.futures import CancelledError, Future, wait
 import pytest
 from wrapper_doubles import TIMEOUT
 
+from _fluent_executors import scheduler as _scheduler
+from _fluent_executors.scheduler import THREAD_NAME
 from fluent_executors import (
     TRACE,
     Executors,
@@ -24,10 +26,8 @@ from fluent_executors import (
     ThreadPoolExecutor,
     TimeoutCancelledError,
     TimeoutExecutor,
-    _scheduler,
     f_timeout,
 )
-from fluent_executors._scheduler import THREAD_NAME
 from fluent_executors.testing import ManualExecutor, virtual_time
 
 

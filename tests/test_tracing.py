@@ -20,7 +20,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from opentelemetry.trace import StatusCode
 from test_init import run_python
 
-from fluent_executors import ExceptionRetryPolicy, Executors, PollDescriptor, _tracing
+from _fluent_executors import tracing as _tracing
+from fluent_executors import ExceptionRetryPolicy, Executors, PollDescriptor
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar(
     "request_id", default="none"

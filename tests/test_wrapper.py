@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fluent_executors._wrapper import (
+from _fluent_executors.wrapper import (
     check_callable,
     check_delegate,
     check_name,

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, InvalidStateError
 from typing import Any
 
+from _fluent_executors.registry import WRAPPERS
 from fluent_executors import Executors, PollDescriptor, f_return
-from fluent_executors._registry import WRAPPERS
 from fluent_executors.testing import ManualExecutor
 
 __all__ = [

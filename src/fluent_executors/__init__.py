@@ -4,52 +4,27 @@
 #
 #   __init__                        the public namespace
 #   executors                       the Executors facade: one-line calls to the classes
-#   bind pytest_plugin _progress    BoundCallable; the pytest fixtures; progress()
-#   aio                             the async executors (a package of its own
-#                                   layers: _facade > _executor > _layers
-#                                   > _driver)
+#   bind pytest_plugin              BoundCallable; the pytest fixtures
+#   aio                             the async executors
 #   poll retry timeout map flat_map throttle rate_limit cancel_on_shutdown asyncio
 #                                   one module per wrapper
-#   sync pools _process_pool dask ray futures testing _waiting
-#                                   the base executors (dask and ray on _remote);
-#                                   the combinators; the manual executor and the
-#                                   virtual clock; as_completed and wait with an
-#                                   idle timeout
-#   _poll _retry_policy _queueing _remote  poll's machinery (a package of its own
-#                                   layers: thread > driver > reports
-#                                   > descriptor > settings > core > rounds);
-#                                   retry policies; the queue of throttle and rate
-#                                   limit; the base of dask and ray
-#   _hints                          delays that a failure carries (Retry-After)
-#   _wrapper                        what the wrappers share: delegate, shutdown, checks
-#   _fluent _outstanding            FluentExecutor and its with_* methods; the
-#                                   futures outstanding until a shutdown ends
-#   _counts _stats                  the counts of stats() and metrics; the snapshots
-#   _exporters _metrics _tracing    metrics (the exporters of Prometheus and
-#                                   OpenTelemetry are imported when the first
-#                                   executor starts them); OpenTelemetry spans,
-#                                   and the submitter's context carried to the work
-#   _registry                       the table of executors (method, module, class,
-#                                   kind); the facade's and chain methods made from it
-#   _proxy _scheduler _clock _errors  ProxyFuture; the shared timer thread; the
-#                                   clock; the library's exceptions
-#   _resolvable _waiters            ProxyFuture's base: the standard future API
-#                                   over one lock, resolved once; what it holds
-#                                   of waiters and done callbacks
-#   _callbacks                      running users' callbacks (contained, flat)
-#   _logging                        the contained logger; per-future records (TRACE)
-#   _stdlib_compat _public          what is read of CPython beyond its API: private
-#                                   names, its version, its GIL (the portable mode);
-#                                   the public module of what private ones define
+#   sync pools dask ray futures testing
+#                                   the base executors; the combinators; the manual
+#                                   executor and the virtual clock
+#   _fluent_executors               the private package, below every public module:
+#                                   what they are made of, by layers of its own (its
+#                                   __init__ has their sketch)
+#
+# Only public modules are in this package, so that help(fluent_executors) lists
+# them alone: the private ones are in _fluent_executors, beside it (as _pytest is
+# beside pytest), and never import a public module (tests/test_layers.py).
 #
 # Deferred imports, on first use: __init__ imports the facade only, and every other
 # public name when it is first looked up (_DEFERRED, below). No module imports
 # upward, even in a function: the methods made from the registry (the facade's,
-# the chain methods of _fluent, BoundCallable's) import the module of the executor
-# they build by its name (_registry.load) on their first call, and _fluent's bind
-# reaches BoundCallable so (_registry.public); _metrics imports _exporters when
-# the first executor is created. Deferred too, though not up: _stats (dataclasses
-# import inspect), by stats().
+# the chain methods of FluentExecutor, BoundCallable's) import the module of the
+# executor they build by its name (registry.load) on their first call, and
+# FluentExecutor.bind reaches BoundCallable so (registry.public).
 
 """Composable :mod:`concurrent.futures` executors: poll remote tasks through one poll
 function, and wrap any executor in more behaviour, one ``with_*`` call at a time.
@@ -61,17 +36,18 @@ Everything public is importable from here::
 
 from typing import TYPE_CHECKING
 
-from . import _registry
+from _fluent_executors import registry as _registry
+
 from .executors import Executors
 
 if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
-    from ._errors import TimeoutCancelledError
-    from ._fluent import FluentExecutor, SameResult
-    from ._logging import TRACE
-    from ._process_pool import ProcessPoolExecutor
-    from ._progress import progress
-    from ._proxy import ProxyFuture
-    from ._stats import (
+    from _fluent_executors.errors import TimeoutCancelledError
+    from _fluent_executors.fluent import FluentExecutor, SameResult
+    from _fluent_executors.logging import TRACE
+    from _fluent_executors.process_pool import ProcessPoolExecutor
+    from _fluent_executors.progress import progress
+    from _fluent_executors.proxy import ProxyFuture
+    from _fluent_executors.stats import (
         ExecutorStats,
         PollStats,
         QueueStats,
@@ -81,7 +57,8 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
         TimeoutStats,
         scheduler_stats,
     )
-    from ._waiting import as_completed, wait
+    from _fluent_executors.waiting import as_completed, wait
+
     from .asyncio import AsyncioExecutor
     from .bind import BoundCallable
     from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -178,12 +155,12 @@ __all__ = [
 # registry of executors (_registry); tests/test_init.py checks that this table,
 # the imports above and __all__ name the same things.
 _DEFERRED: dict[str, tuple[str, ...]] = {
-    "._errors": ("TimeoutCancelledError",),
-    "._fluent": ("FluentExecutor", "SameResult"),
-    "._logging": ("TRACE",),
-    "._progress": ("progress",),
-    "._proxy": ("ProxyFuture",),
-    "._stats": (
+    "_fluent_executors.errors": ("TimeoutCancelledError",),
+    "_fluent_executors.fluent": ("FluentExecutor", "SameResult"),
+    "_fluent_executors.logging": ("TRACE",),
+    "_fluent_executors.progress": ("progress",),
+    "_fluent_executors.proxy": ("ProxyFuture",),
+    "_fluent_executors.stats": (
         "ExecutorStats",
         "PollStats",
         "QueueStats",
@@ -193,7 +170,7 @@ _DEFERRED: dict[str, tuple[str, ...]] = {
         "TimeoutStats",
         "scheduler_stats",
     ),
-    "._waiting": ("as_completed", "wait"),
+    "_fluent_executors.waiting": ("as_completed", "wait"),
     ".bind": ("BoundCallable",),
     ".futures": (
         "f_and",

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, ParamSpec, TypeVar, overload
 
-from ._fluent import FluentExecutor, R, SameResult
-from ._wrapper import DelegatingExecutor, check_submittable
+from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.wrapper import DelegatingExecutor, check_submittable
 
 if TYPE_CHECKING:
     import asyncio

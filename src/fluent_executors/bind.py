@@ -16,8 +16,9 @@ from typing import (
     overload,
 )
 
-from ._registry import WRAPPERS, Row, install, method_for, name_of
-from ._wrapper import check_callable, check_delegate
+from _fluent_executors.registry import WRAPPERS, Row, install, method_for, name_of
+from _fluent_executors.wrapper import check_callable, check_delegate
+
 from .map import FlatMapExecutor, MapExecutor
 
 if TYPE_CHECKING:

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import Any, TypeVar, overload
 
-from ._fluent import FluentExecutor, R, SameResult
-from ._outstanding import Outstanding
-from ._proxy import ProxyFuture
-from ._wrapper import WrapperExecutor
+from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.outstanding import Outstanding
+from _fluent_executors.proxy import ProxyFuture
+from _fluent_executors.wrapper import WrapperExecutor
 
 __all__ = ["CancelOnShutdownExecutor"]
 

@@ -8,8 +8,8 @@ from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from ._errors import install_hint
-from ._remote import RemoteExecutor
+from _fluent_executors.errors import install_hint
+from _fluent_executors.remote import RemoteExecutor
 
 if TYPE_CHECKING:
     import distributed

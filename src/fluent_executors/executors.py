@@ -1,7 +1,7 @@
 """The ``Executors`` facade: one place to build every executor of the library.
 
 Its methods are the classes' constructors, made from the table of executors
-(:mod:`fluent_executors._registry`): each signature is written once, on the class
+(:mod:`_fluent_executors.registry`): each signature is written once, on the class
 (tests/test_signatures.py checks that the facade matches). A ``with_*`` method only
 adds that the new wrapper takes its delegate's ``name`` when none is given.
 """
@@ -12,11 +12,12 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from ._registry import EXECUTORS, install, method_for
+from _fluent_executors.registry import EXECUTORS, install, method_for
 
 if TYPE_CHECKING:
-    from ._fluent import FluentExecutor, SameResult
-    from ._process_pool import ProcessPoolExecutor
+    from _fluent_executors.fluent import FluentExecutor, SameResult
+    from _fluent_executors.process_pool import ProcessPoolExecutor
+
     from .asyncio import AsyncioExecutor
     from .bind import BoundCallable
     from .cancel_on_shutdown import CancelOnShutdownExecutor
@@ -78,7 +79,8 @@ class Executors:
                 TypeError: ``name`` is not a ``str``.
                 ValueError: ``max_workers`` is not positive.
             """
-            from ._errors import called_as
+            from _fluent_executors.errors import called_as
+
             from .pools import ThreadPoolExecutor
 
             return called_as(
@@ -99,8 +101,8 @@ class Executors:
                 TypeError: ``name`` is not a ``str``.
                 ValueError: ``max_workers`` is not positive.
             """
-            from ._errors import called_as
-            from ._process_pool import ProcessPoolExecutor
+            from _fluent_executors.errors import called_as
+            from _fluent_executors.process_pool import ProcessPoolExecutor
 
             return called_as(
                 "Executors.process_pool",

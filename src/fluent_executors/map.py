@@ -8,10 +8,10 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, cast, overload
 
-from ._logging import trace
-from ._proxy import ProxyFuture, outcome
-from ._stdlib_compat import FINISHED
-from ._wrapper import WrapperExecutor, check_callable
+from _fluent_executors.logging import trace
+from _fluent_executors.proxy import ProxyFuture, outcome
+from _fluent_executors.stdlib_compat import FINISHED
+from _fluent_executors.wrapper import WrapperExecutor, check_callable
 
 __all__ = ["FlatMapExecutor", "MapExecutor"]
 

@@ -12,18 +12,18 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ._fluent import FluentExecutor, R, SameResult
-from ._poll.descriptor import PollDescriptor, PollFuture
-from ._poll.settings import PollSettings
-from ._poll.thread import PollThread
-from ._proxy import ProxyFuture
-from ._retry_policy import RetryPolicy
-from ._scheduler import retire as retire_scheduler
-from ._tracing import InContext
-from ._wrapper import WrapperExecutor
+from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.poll.descriptor import PollDescriptor, PollFuture
+from _fluent_executors.poll.settings import PollSettings
+from _fluent_executors.poll.thread import PollThread
+from _fluent_executors.proxy import ProxyFuture
+from _fluent_executors.retry_policy import RetryPolicy
+from _fluent_executors.scheduler import retire as retire_scheduler
+from _fluent_executors.tracing import InContext
+from _fluent_executors.wrapper import WrapperExecutor
 
 if TYPE_CHECKING:
-    from ._stats import PollStats
+    from _fluent_executors.stats import PollStats
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
 
@@ -273,7 +273,7 @@ class PollExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import PollStats  # on first use: see _stats
+        from _fluent_executors.stats import PollStats  # on first use: see _stats
 
         counts = self._counts
         return PollStats(

@@ -11,15 +11,16 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, overload
 
-from . import _clock, _scheduler
-from ._fluent import FluentExecutor, R, SameResult
-from ._hints import DelayHint, retry_after
-from ._proxy import outcome
-from ._queueing import QueueingExecutor
-from ._wrapper import check_callable, check_count, check_non_negative
+from _fluent_executors import clock as _clock
+from _fluent_executors import scheduler as _scheduler
+from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.hints import DelayHint, retry_after
+from _fluent_executors.proxy import outcome
+from _fluent_executors.queueing import QueueingExecutor
+from _fluent_executors.wrapper import check_callable, check_non_negative, check_rate
 
 if TYPE_CHECKING:
-    from ._stats import RateLimitStats
+    from _fluent_executors.stats import RateLimitStats
 
 __all__ = ["RateLimitExecutor"]
 
@@ -231,7 +232,7 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import RateLimitStats  # on first use: see _stats
+        from _fluent_executors.stats import RateLimitStats  # on first use: see _stats
 
         fields = self._counts.fields()
         return RateLimitStats(
@@ -378,24 +379,6 @@ class _Adaptive:
         self.decrease_factor = decrease_factor
         self.increase = increase
         self.max_pause = max_pause
-
-
-def check_rate(max_calls: object, period: object) -> float:
-    """Check a rate limit's ``max_calls`` and ``period`` (threaded or async), each
-    error naming its argument.
-
-    Returns:
-        ``period``, in seconds, as a float.
-
-    Raises:
-        TypeError: ``max_calls`` is not an ``int``; ``period`` is not a real number.
-        ValueError: ``max_calls`` is below 1; ``period`` is not finite and > 0.
-    """
-    check_count("max_calls", max_calls)
-    seconds = check_non_negative("period", period, finite=True)
-    if seconds == 0:
-        raise ValueError(f"period must be > 0 seconds, got {period!r}")
-    return seconds
 
 
 def _check_adaptive(

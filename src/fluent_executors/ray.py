@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
-from ._errors import install_hint
-from ._remote import RemoteExecutor
-from ._wrapper import check_logger, check_name
+from _fluent_executors.errors import install_hint
+from _fluent_executors.remote import RemoteExecutor
+from _fluent_executors.wrapper import check_logger, check_name
 
 __all__ = ["RayExecutor"]
 

@@ -8,13 +8,13 @@ from concurrent.futures import CancelledError, Executor, Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from . import _clock
-from ._fluent import FluentExecutor, R, SameResult
-from ._hints import retry_after
-from ._logging import trace
-from ._outstanding import Outstanding
-from ._proxy import ProxyFuture, outcome
-from ._retry_policy import (
+from _fluent_executors import clock as _clock
+from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.hints import retry_after
+from _fluent_executors.logging import trace
+from _fluent_executors.outstanding import Outstanding
+from _fluent_executors.proxy import ProxyFuture, outcome
+from _fluent_executors.retry_policy import (
     ExceptionRetryPolicy,
     RetryPolicy,
     ask_policy,
@@ -22,10 +22,10 @@ from ._retry_policy import (
     policy_of,
     success_is_final,
 )
-from ._scheduler import TimerHandle, call_later
-from ._stdlib_compat import FINISHED, LOCK_FREE
-from ._tracing import InContext, end_attempt
-from ._wrapper import (
+from _fluent_executors.scheduler import TimerHandle, call_later
+from _fluent_executors.stdlib_compat import FINISHED, LOCK_FREE
+from _fluent_executors.tracing import InContext, end_attempt
+from _fluent_executors.wrapper import (
     WrapperExecutor,
     check_submittable,
     shutdown_delegate,
@@ -34,7 +34,7 @@ from ._wrapper import (
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-    from ._stats import RetryStats
+    from _fluent_executors.stats import RetryStats
 
 __all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy", "retry_after"]
 # policies: from _retry_policy, also used by the poll executor (poll_retry_policy);
@@ -355,7 +355,7 @@ class RetryExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import RetryStats  # on first use: see _stats
+        from _fluent_executors.stats import RetryStats  # on first use: see _stats
 
         counts = self._counts
         return RetryStats(

@@ -6,10 +6,10 @@ import logging
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from ._counts import open_counts
-from ._fluent import FluentExecutor, SameResult
-from ._proxy import ProxyFuture
-from ._wrapper import check_logger, check_name, check_submittable
+from _fluent_executors.counts import open_counts
+from _fluent_executors.fluent import FluentExecutor, SameResult
+from _fluent_executors.proxy import ProxyFuture
+from _fluent_executors.wrapper import check_logger, check_name, check_submittable
 
 __all__ = ["SyncExecutor"]
 

@@ -21,9 +21,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from typing import Any
 
-from . import _clock, _scheduler
-from ._stdlib_compat import condition_waiters
-from ._wrapper import check_non_negative
+from _fluent_executors import clock as _clock
+from _fluent_executors import scheduler as _scheduler
+from _fluent_executors.stdlib_compat import condition_waiters
+from _fluent_executors.wrapper import check_non_negative
 
 __all__ = [
     "ManualExecutor",

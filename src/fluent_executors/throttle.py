@@ -7,9 +7,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, TypeVar, overload
 
-from ._fluent import FluentExecutor, R, SameResult
-from ._queueing import QueueingExecutor, _QueuedFuture
-from ._scheduler import TimerHandle, call_later
+from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.queueing import QueueingExecutor, _QueuedFuture
+from _fluent_executors.scheduler import TimerHandle, call_later
 
 __all__ = ["ThrottleCount", "ThrottleExecutor"]
 

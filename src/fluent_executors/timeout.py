@@ -8,15 +8,19 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from ._errors import TimeoutCancelledError
-from ._fluent import FluentExecutor, R, SameResult
-from ._logging import trace
-from ._proxy import ProxyFuture
-from ._scheduler import DeadlineQueue, TimerHandle, call_later
-from ._wrapper import WrapperExecutor, check_non_negative, check_submittable
+from _fluent_executors.errors import TimeoutCancelledError
+from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.logging import trace
+from _fluent_executors.proxy import ProxyFuture
+from _fluent_executors.scheduler import DeadlineQueue, TimerHandle, call_later
+from _fluent_executors.wrapper import (
+    WrapperExecutor,
+    check_non_negative,
+    check_submittable,
+)
 
 if TYPE_CHECKING:
-    from ._stats import TimeoutStats
+    from _fluent_executors.stats import TimeoutStats
 
 __all__ = ["TimeoutExecutor"]
 
@@ -155,7 +159,7 @@ class TimeoutExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from ._stats import TimeoutStats  # on first use: see _stats
+        from _fluent_executors.stats import TimeoutStats  # on first use: see _stats
 
         counts = self._counts
         return TimeoutStats(**counts.fields(), timeouts=counts.timeouts)

@@ -6,7 +6,8 @@ Run by ``nox -s release-check`` from the repository root, after ``python -m buil
         dist/fluent_executors-X-py3-none-any.whl
 
 Checks that both carry the version of ``src/fluent_executors/__init__.py`` (the single
-source of the version); that the wheel holds every module of the package and
+source of the version); that the wheel holds every module of the two packages (the
+public ``fluent_executors`` and the private ``_fluent_executors``) and their
 ``py.typed``, and nothing else but its metadata and licence; that the sdist holds the
 sources, tests, docs, benchmarks, licence and changelog, and nothing ignored by git
 (build output, caches); and that ``CHANGELOG.rst`` has an entry for the version.
@@ -25,6 +26,8 @@ from email.parser import HeaderParser
 from pathlib import Path, PurePosixPath
 
 PACKAGE = "fluent_executors"
+# The packages the wheel installs: the public one, and its private modules.
+PACKAGES = (PACKAGE, f"_{PACKAGE}")
 ROOT = Path(__file__).resolve().parents[2]
 
 # What [tool.hatch.build.targets.sdist] includes, plus what hatch always adds.
@@ -38,7 +41,7 @@ SDIST_REQUIRED = [
     "LICENSE",
     "noxfile.py",
     f"src/{PACKAGE}/__init__.py",
-    f"src/{PACKAGE}/py.typed",
+    *(f"src/{package}/py.typed" for package in PACKAGES),
     "tests/conftest.py",
     "docs/conf.py",
     "docs/index.rst",
@@ -78,14 +81,15 @@ def source_version() -> str:
 
 
 def package_files() -> list[str]:
-    """The package's files, relative to ``src/``: those git tracks, else all but
+    """The packages' files, relative to ``src/``: those git tracks, else all but
     caches."""
-    tracked = git_files(f"src/{PACKAGE}")
+    tracked = git_files(*(f"src/{package}" for package in PACKAGES))
     if tracked is not None:
         return [path.removeprefix("src/") for path in tracked]
     return [
         path.relative_to(ROOT / "src").as_posix()
-        for path in (ROOT / "src" / PACKAGE).rglob("*")
+        for package in PACKAGES
+        for path in (ROOT / "src" / package).rglob("*")
         if path.is_file() and not JUNK.search(path.as_posix())
     ]
 
@@ -123,8 +127,8 @@ def check_wheel(wheel: Path, version: str) -> list[str]:
             problems.append(f"wheel lacks {path}")
     for name in sorted(names):
         top = PurePosixPath(name).parts[0]
-        if top not in (PACKAGE, dist_info):
-            problems.append(f"wheel has {name}, outside {PACKAGE}/ and {dist_info}/")
+        if top not in (*PACKAGES, dist_info):
+            problems.append(f"wheel has {name}, outside {PACKAGES} and {dist_info}/")
         elif JUNK.search(name):
             problems.append(f"wheel has build output or cache {name}")
     if f"{dist_info}/licenses/LICENSE" not in names:

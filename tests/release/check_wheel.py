@@ -8,7 +8,9 @@ its ``__all__`` and every public module; checks that each public module's names 
 importable from the package itself (but for ``testing``, ``pytest_plugin`` and
 ``aio``, namespaces of their own; a module that needs an extra not installed must
 fail to import with an error naming the extra), that ``__version__`` is the wheel's
-version and the installed distribution's, and that ``py.typed`` is installed. Exits
+version and the installed distribution's, and that ``py.typed`` is installed in the
+package and in the private one beside it (``_fluent_executors``: without it, type
+checkers would see the public names it defines as untyped). Exits
 with status 1 and says what is wrong if anything is.
 """
 
@@ -57,8 +59,6 @@ def main(wheel: Path) -> int:
             problems.append(f"from {PACKAGE} import {name}: {error}")
 
     for module_info in pkgutil.iter_modules(package.__path__):
-        if module_info.name.startswith("_"):
-            continue
         module_name = f"{PACKAGE}.{module_info.name}"
         if module_info.name == "pytest_plugin" and not _installed("pytest"):
             continue  # loaded by pytest only, which the wheel does not require
@@ -94,8 +94,9 @@ def main(wheel: Path) -> int:
             f"installed distribution {installed_version!r}"
         )
 
-    if not importlib.resources.files(PACKAGE).joinpath("py.typed").is_file():
-        problems.append(f"{PACKAGE}/py.typed is not installed")
+    for typed in (PACKAGE, f"_{PACKAGE}"):
+        if not importlib.resources.files(typed).joinpath("py.typed").is_file():
+            problems.append(f"{typed}/py.typed is not installed")
 
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)

@@ -1,0 +1,50 @@
+# The layers, top to bottom: a module imports, at module level, only from its own
+# line and the lines below it (tests/test_layers.py reads this sketch and checks it;
+# every module of the package is on it). Modules first, then what they are.
+#
+#   progress process_pool           progress(); ProcessPoolExecutor (it imports
+#                                   multiprocessing: imported on first use)
+#   aio                             the async executors' machinery (a package of
+#                                   its own layers: facade > executor > layers
+#                                   > driver)
+#   library_pool futures waiting    what both pools add to the standard ones; the
+#                                   future combinators (a package: transforming,
+#                                   combining, timing, checks); as_completed and
+#                                   wait with an idle timeout
+#   poll retry_policy queueing remote  poll's machinery (a package of its own
+#                                   layers: thread > driver > reports
+#                                   > descriptor > settings > core > rounds);
+#                                   retry policies; the queue of throttle and rate
+#                                   limit; the base of dask and ray
+#   hints                           delays that a failure carries (Retry-After)
+#   wrapper                         what the wrappers share: delegate, shutdown, checks
+#   fluent outstanding              FluentExecutor and its with_* methods; the
+#                                   futures outstanding until a shutdown ends
+#   counts stats                    the counts of stats() and metrics; the snapshots
+#   exporters metrics tracing       metrics (the exporters of Prometheus and
+#                                   OpenTelemetry are imported when the first
+#                                   executor starts them); OpenTelemetry spans,
+#                                   and the submitter's context carried to the work
+#   registry                        the table of executors (method, module, class,
+#                                   kind); the facade's and chain methods made from it
+#   proxy scheduler clock errors    ProxyFuture; the shared timer thread; the
+#                                   clock; the library's exceptions
+#   resolvable waiters              ProxyFuture's base: the standard future API
+#                                   over one lock, resolved once; what it holds
+#                                   of waiters and done callbacks
+#   callbacks                       running users' callbacks (contained, flat)
+#   logging                         the contained logger; per-future records (TRACE)
+#   stdlib_compat public            what is read of CPython beyond its API: private
+#                                   names, its version, its GIL (the portable mode);
+#                                   the public module of what private ones define
+#
+# No module here imports a public one (fluent_executors.*), even in a function: the
+# registry imports a public module by its name, on first use (registry.load). Its
+# loggers keep the names under fluent_executors that the docs give
+# (fluent_executors._proxy, ._scheduler, ...), so that the fluent_executors logger
+# controls them. Deferred, though not up: stats (dataclasses import inspect), by
+# stats(); exporters, when the first executor is created.
+
+"""The private modules of :mod:`fluent_executors`: everything its public modules are
+made of. Nothing here is public API: import from ``fluent_executors``.
+"""

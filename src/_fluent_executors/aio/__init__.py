@@ -1,0 +1,13 @@
+"""The machinery of :mod:`fluent_executors.aio`, the async executors (public
+module: ``fluent_executors.aio``), each module importing only from those below it
+(tests/test_layers.py):
+
+- ``facade``: ``AsyncExecutors``, the executors at the bottom of a chain;
+- ``executor``: ``AsyncExecutor``: ``run``, the ``async with`` block, stats, the
+  chain methods;
+- ``layers``: what each layer does with a run, one class per kind;
+- ``driver``: the async driver of the poll core: a poll layer's loop.
+
+It imports anyio: only :mod:`fluent_executors.aio` imports it, after checking that
+the ``aio`` extra is installed.
+"""

@@ -1,0 +1,427 @@
+"""The async executor (:class:`AsyncExecutor`): ``run``, the ``async with``
+block that runs the chain's poll loops, ``stats``, and the chain methods, each of
+which returns a new executor holding the layer it makes (``_layers``) around this
+one."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+
+import anyio
+
+from ..counts import Counts
+from ..fluent import R, SameResult
+from ..logging import ContainedLogger
+from ..poll.descriptor import PollDescriptor
+from ..poll.settings import PollSettings
+from ..public import publish
+from ..retry_policy import RetryPolicy, policy_of
+from ..wrapper import check_callable, check_count, check_non_negative, check_rate
+from .driver import AsyncPollDriver
+from .layers import Layer, Map, Poll, RateLimit, Retry, Throttle, Timeout
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from anyio.abc import TaskGroup
+    from typing_extensions import ParamSpec, Self
+
+    from ..stats import ExecutorStats
+
+    P = ParamSpec("P")
+
+__all__ = ["AsyncExecutor", "AsyncPollFn"]
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+AsyncPollFn = Callable[[list[PollDescriptor[Any]]], Any]
+"""A poll function of an async executor: a plain or coroutine function taking the
+descriptors and returning (or resolving to) the seconds until the next poll, or
+``None``."""
+
+
+class AsyncExecutor(Generic[R]):
+    """An executor for async programs (asyncio or trio, through anyio): ``await
+    executor.run(fn, *args, **kwargs)`` returns what the chain makes of ``fn``'s
+    result, or raises. Made by :class:`AsyncExecutors`; each ``with_*`` method
+    returns a new executor around this one, which is left as it is.
+
+    ``async with executor:`` starts what the chain needs (the poll loop of each
+    ``with_poll`` layer, a task of the executor's own task group on the caller's
+    event loop); leaving the block refuses new runs with ``RuntimeError``, waits for
+    the runs under way, then stops the poll loops. A chain without ``with_poll``
+    runs without the block too.
+
+    Type parameters:
+        R: the result type of ``run`` (``SameResult``: what ``fn`` returns).
+
+    .. versionadded:: 0.2.0
+    """
+
+    def __init__(
+        self, delegate: AsyncExecutor[Any] | None, name: str, layer: Layer
+    ) -> None:
+        self._delegate = delegate
+        self.name = name
+        self._layer = layer  # what this executor does with a run
+        self._closed = False
+        self._runs = 0  # runs under way through this executor's run()
+        self._done = self._failed = self._cancelled = 0  # runs ended, of them
+        self._idle: anyio.Event | None = None
+        self._group: TaskGroup | None = None
+
+    # -- running ---------------------------------------------------------------------
+
+    @overload
+    async def run(
+        self: AsyncExecutor[SameResult],
+        fn: Callable[P, Awaitable[T]],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T: ...
+
+    @overload
+    async def run(
+        self: AsyncExecutor[SameResult],
+        fn: Callable[P, T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T: ...
+
+    @overload
+    async def run(
+        self, fn: Callable[P, object], *args: P.args, **kwargs: P.kwargs
+    ) -> R: ...
+
+    async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn(*args, **kwargs)`` through the chain and return its result.
+
+        Args:
+            fn: a coroutine function (awaited) or a plain function (called; in a
+                worker thread under :meth:`AsyncExecutors.thread_pool`).
+            args, kwargs: its arguments.
+
+        Returns:
+            What the chain makes of ``fn``'s result (type ``R``).
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+            RuntimeError: the executor's ``async with`` block has ended, or the
+                chain has a poll layer and the block has not begun.
+            TimeoutError: a ``with_timeout`` layer's time ran out.
+            BaseException: whatever ``fn``, or the poll function through its
+                descriptor, raised.
+        """
+        check_callable("fn", fn)
+        self._check_runnable()
+        self._runs += 1
+        try:
+            return await self._run(fn, args, kwargs)
+        except anyio.get_cancelled_exc_class():
+            self._cancelled += 1
+            raise
+        except BaseException:
+            self._failed += 1
+            raise
+        finally:
+            self._done += 1
+            self._runs -= 1
+            if not self._runs and self._idle is not None:
+                self._idle.set()
+
+    async def _run(
+        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """The work of :meth:`run`: this executor's layer's, around the layers
+        inside it (at the bottom, around ``fn`` itself)."""
+        inner = self._delegate
+        if inner is None:
+            return await self._layer.run(functools.partial(fn, *args, **kwargs))
+        return await self._layer.run(functools.partial(inner._run, fn, args, kwargs))
+
+    def _check_runnable(self) -> None:
+        if self._closed:
+            raise RuntimeError(
+                f"cannot run on async executor {self.name!r}: its 'async with' "
+                "block has ended"
+            )
+        if self._needs_loop():
+            raise RuntimeError(
+                f"async executor {self.name!r} polls: enter 'async with executor:' "
+                "before calling run()"
+            )
+
+    def _chain(self) -> list[AsyncExecutor[Any]]:
+        """This executor and those inside it, outermost first."""
+        chain: list[AsyncExecutor[Any]] = []
+        executor: AsyncExecutor[Any] | None = self
+        while executor is not None:
+            chain.append(executor)
+            executor = executor._delegate
+        return chain
+
+    def _polls(self) -> list[Poll]:
+        """The poll layers of the chain, outermost first."""
+        return [e._layer for e in self._chain() if isinstance(e._layer, Poll)]
+
+    def _needs_loop(self) -> bool:
+        """Whether a poll layer of the chain has no poll loop running."""
+        return any(not poll.started for poll in self._polls())
+
+    # -- the block -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        """Start the poll loops of the chain in a task group of this executor.
+
+        Raises:
+            RuntimeError: the block was entered before (an executor is entered
+                once), or a poll layer of the chain was started by another block.
+        """
+        if self._group is not None or self._closed:
+            raise RuntimeError(f"async executor {self.name!r} was started before")
+        polls = self._polls()
+        if any(poll.started for poll in polls):
+            raise RuntimeError(
+                f"a poll layer of async executor {self.name!r} was started by "
+                "another block"
+            )
+        group = anyio.create_task_group()
+        await group.__aenter__()
+        self._group = group
+        for poll in polls:
+            poll.started = True
+            group.start_soon(poll.driver.loop, name=f"poll loop {poll.driver.name}")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        """Refuse new runs; wait for the runs under way (unless the block is left
+        by an exception); stop the poll loops (a run they still polled then fails
+        with ``RuntimeError``)."""
+        self._closed = True
+        group = self._group
+        assert group is not None
+        raised: BaseException | None = None
+        try:
+            if exc_type is None:
+                while self._runs:
+                    self._idle = anyio.Event()
+                    await self._idle.wait()
+        except BaseException as error:  # cancelled while waiting: the group ends
+            raised = error
+            exc_type, exc, tb = type(error), error, error.__traceback__
+        group.cancel_scope.cancel()
+        for executor in self._chain():  # a run through an inner one is refused too
+            executor._closed = True
+            if isinstance(executor._layer, Poll):
+                executor._layer.close()
+        suppressed = await group.__aexit__(exc_type, exc, tb)
+        if raised is not None and not suppressed:
+            raise raised
+        return suppressed
+
+    # -- stats -----------------------------------------------------------------------
+
+    def stats(self) -> ExecutorStats:
+        """A snapshot of the runs of this executor's :meth:`run`: an
+        :class:`~fluent_executors.ExecutorStats` (a
+        :class:`~fluent_executors.PollStats` of a ``with_poll`` layer's runs and
+        poll calls).
+
+        Returns:
+            An :class:`~fluent_executors.ExecutorStats`.
+        """
+        if isinstance(self._layer, Poll):
+            return self._layer.driver.stats()
+        from ..stats import ExecutorStats
+
+        done = self._done
+        return ExecutorStats(
+            kind=self._layer.kind,
+            name=self.name,
+            submitted=self._runs + done,
+            pending=0,
+            running=self._runs,
+            done=done,
+            failed=self._failed,
+            cancelled=self._cancelled,
+        )
+
+    # -- the chain -------------------------------------------------------------------
+
+    def with_poll(
+        self,
+        poll_fn: AsyncPollFn,
+        cancel_fn: Callable[[Any], Any] | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
+        poll_timeout: float | None = None,
+    ) -> AsyncExecutor[R]:
+        """The result of each run is the identifier of a remote task, polled with
+        those of the other runs by one call of ``poll_fn`` per round, on the
+        caller's event loop; the run returns what its descriptor is resolved with.
+
+        The arguments, their defaults and checks are those of
+        :class:`~fluent_executors.PollExecutor`; ``poll_fn`` and ``cancel_fn`` may
+        be plain or coroutine functions. When the task awaiting ``run`` is
+        cancelled, its descriptor stops being polled, ``cancel_fn`` is called with
+        the remote task's identifier (shielded, at most ``poll_timeout`` seconds,
+        its failure logged), and the cancellation propagates.
+
+        Args:
+            poll_fn: the poll function (:data:`AsyncPollFn`), called on the
+                caller's loop, never concurrently.
+            cancel_fn: called with a cancelled run's remote task identifier;
+                ``None``: nothing remote to cancel.
+            default_interval: seconds between polls when the poll function returns
+                ``None``, raises, or returns something that is not a number.
+            logger: where to log; default ``logging.getLogger("fluent_executors.aio")``.
+            name: the layer's name, in log messages; default this executor's.
+            poll_retry_policy: keyword-only, asked after a failed call whether its
+                runs stay pending; default none (they fail with the error).
+            max_batch: keyword-only, at most this many descriptors per call.
+            poll_timeout: keyword-only, seconds a call of the poll or cancel
+                function may take: a coroutine is cancelled (the call fails with
+                ``TimeoutError``), a plain call is logged once over.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
+
+        Raises:
+            TypeError, ValueError: as :class:`~fluent_executors.PollExecutor`.
+        """
+        layer_name = name or self.name
+        settings = PollSettings(
+            poll_fn,
+            cancel_fn,
+            default_interval,
+            ContainedLogger(logger or logging.getLogger("fluent_executors.aio")),
+            layer_name,
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
+            poll_timeout=poll_timeout,
+        )
+        driver = AsyncPollDriver(settings, Counts("poll", layer_name, None))
+        return AsyncExecutor(self, layer_name, Poll(driver))
+
+    def with_retry(
+        self,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncExecutor[R]:
+        """Retry failed runs as ``retry_policy`` says (the policies of
+        :class:`~fluent_executors.RetryExecutor`; default an
+        :class:`~fluent_executors.ExceptionRetryPolicy` from ``kwargs``), sleeping
+        through anyio between attempts. A cancellation is never retried.
+
+        Args:
+            retry_policy: the policy; default an
+                :class:`~fluent_executors.ExceptionRetryPolicy` from ``kwargs``.
+            logger: where a policy that raises is logged.
+            name: the layer's name; default this executor's.
+            kwargs: the arguments of :class:`~fluent_executors.ExceptionRetryPolicy`.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
+
+        Raises:
+            TypeError, ValueError: as :class:`~fluent_executors.RetryExecutor`.
+        """
+        layer_name = name or self.name
+        policy = policy_of(retry_policy, kwargs)
+        return AsyncExecutor(self, layer_name, Retry(layer_name, policy, logger))
+
+    def with_timeout(self, timeout: float, name: str | None = None) -> AsyncExecutor[R]:
+        """Each run may take at most ``timeout`` seconds; then it is cancelled (a
+        remote task polled inside through the cancel function) and raises the
+        builtin :class:`TimeoutError`.
+
+        Args:
+            timeout: seconds, a number >= 0 (``math.inf``: none).
+            name: the layer's name; default this executor's.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
+
+        Raises:
+            TypeError, ValueError: ``timeout`` is not a number >= 0.
+        """
+        seconds = check_non_negative("timeout", timeout)
+        return AsyncExecutor(self, name or self.name, Timeout(seconds))
+
+    def with_throttle(self, count: int, name: str | None = None) -> AsyncExecutor[R]:
+        """At most ``count`` runs at once; the others wait their turn.
+
+        Args:
+            count: an ``int`` >= 1.
+            name: the layer's name; default this executor's.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
+
+        Raises:
+            TypeError: ``count`` is not an ``int``. ValueError: it is below 1.
+        """
+        check_count("count", count)
+        return AsyncExecutor(self, name or self.name, Throttle(count))
+
+    def with_rate_limit(
+        self, max_calls: int, period: float = 1.0, name: str | None = None
+    ) -> AsyncExecutor[R]:
+        """At most ``max_calls`` runs start in any ``period`` seconds; the others
+        wait (an anyio sleep) for the window to let them.
+
+        Args:
+            max_calls: an ``int`` >= 1.
+            period: seconds, finite and > 0.
+            name: the layer's name; default this executor's.
+
+        Returns:
+            A new ``AsyncExecutor[R]``.
+
+        Raises:
+            TypeError, ValueError: as :class:`~fluent_executors.RateLimitExecutor`.
+        """
+        seconds = check_rate(max_calls, period)
+        return AsyncExecutor(self, name or self.name, RateLimit(max_calls, seconds))
+
+    def with_map(
+        self,
+        fn: Callable[[Any], Awaitable[U]] | Callable[[Any], U],
+        name: str | None = None,
+    ) -> AsyncExecutor[U]:
+        """Each run returns ``fn(result)`` (awaited if ``fn`` is a coroutine
+        function); what ``fn`` raises, the run raises.
+
+        Args:
+            fn: called with each result (type ``Any``), returning ``U``.
+            name: the layer's name; default this executor's.
+
+        Returns:
+            A new ``AsyncExecutor[U]``.
+
+        Raises:
+            TypeError: ``fn`` is not callable.
+        """
+        check_callable("fn", fn)
+        return AsyncExecutor(self, name or self.name, Map(fn))
+
+    def __repr__(self) -> str:
+        return f"<{type(self._layer).__name__} async executor {self.name!r}>"
+
+
+publish("fluent_executors.aio", AsyncExecutor)

@@ -1,0 +1,264 @@
+"""The counts that every executor keeps, always: what its ``stats()`` reports and
+what its metrics are fed from.
+
+Each executor owns one :class:`Counts`: plain integers, incremented where the event
+happens, with no lock of their own. On CPython 3.10 and later, ``counts.x += 1`` on
+an attribute of a ``__slots__`` object runs from its read to its write without a
+switch of thread (the interpreter checks for a switch at calls and backward jumps,
+and an int allocates nothing the garbage collector tracks), so no increment is lost
+(eight threads adding a million each, switching every microsecond, lose none on
+3.10 to 3.13). Where a lock of the executor is held already (a throttle's or rate
+limit's queue), the increment is made under it. On a free-threaded build an
+increment may be lost under contention.
+
+The metric exporters (:mod:`_fluent_executors.metrics`) are fed by the same events,
+through the same calls: ``Counts.metrics`` is the executor's ``ExecutorMetrics``
+when a backend is on, and each event that the metrics record is passed on to it
+where the counts are incremented; ``None`` otherwise, and then nothing else is done.
+
+A future of the library (:class:`~fluent_executors.ProxyFuture`) is counted as done
+under its own lock, before the threads that wait for it are woken
+(``ProxyFuture._try_resolve``): once ``wait()`` returns, or a done callback runs,
+``stats()`` counts the future as done. A standard or asyncio future (a pool's, the
+asyncio wrapper's) is counted by a done callback added when it is submitted, ahead
+of every other.
+
+The snapshots (:mod:`_fluent_executors.stats`) are imported when first asked for.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from .metrics import ExecutorMetrics, for_executor
+from .stdlib_compat import done_failure
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .proxy import ProxyFuture
+    from .resolvable import ResolvableFuture
+    from .stats import ExecutorStats
+
+__all__ = ["Counts", "open_counts"]
+
+
+class Counts:
+    """The counts of one executor (see the module's docstring for their safety).
+
+    Each executor keeps either ``pending`` or ``running`` up to date, as
+    ``counts_running`` says; :meth:`fields` derives the other one from the futures
+    not done. The other fields are those of one kind of executor, 0 on the others.
+    """
+
+    __slots__ = (
+        "attempts",
+        "cancelled",
+        "counts_running",
+        "done",
+        "done_callback",
+        "failed",
+        "kind",
+        "metrics",
+        "name",
+        "pending",
+        "poll_errors",
+        "poll_timeouts",
+        "polls",
+        "retries",
+        "running",
+        "submitted",
+        "timeouts",
+    )
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        metrics: ExecutorMetrics | None,
+        counts_running: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.metrics = metrics
+        self.counts_running = counts_running
+        self.submitted = self.done = self.failed = self.cancelled = 0
+        self.pending = self.running = 0
+        self.polls = self.poll_errors = self.poll_timeouts = 0
+        self.attempts = self.retries = self.timeouts = 0
+        # Made once: add_done_callback(self._done) would make a bound method per
+        # future.
+        self.done_callback = self._done
+
+    # -- futures ----------------------------------------------------------------------
+
+    def adopt(self, future: ProxyFuture[Any]) -> None:
+        """Count ``future``, a future of the library that ``submit`` is about to
+        return, as submitted; it counts itself as done when resolved.
+
+        Call it before any other thread can see the future (before it follows the
+        delegate's future), and before it can be resolved.
+        """
+        self.submitted += 1
+        future._tracker = self
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.submitted()
+            future._tracked_since = time.perf_counter()
+
+    def unadopt(self, future: ProxyFuture[Any]) -> None:
+        """Undo :meth:`adopt` for a future that no other thread has seen, and that
+        ``submit`` does not return after all (it refused the callable)."""
+        self.submitted -= 1
+        future._tracker = None
+        if self.metrics is not None:
+            self.metrics.submitted(-1)
+
+    def track(self, future: Future[Any]) -> None:
+        """Count ``future``, a standard future of a pool, which the library's own
+        future follows, as submitted, and as done once it is; call it before any
+        other done callback is added."""
+        self.submitted += 1
+        metrics = self.metrics
+        if metrics is None:
+            future.add_done_callback(self.done_callback)
+        else:
+            metrics.submitted()
+            future.add_done_callback(partial(self._timed_done, time.perf_counter()))
+
+    def track_asyncio(self, future: asyncio.Future[Any]) -> None:
+        """:meth:`track` for an asyncio future."""
+        self.submitted += 1
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.submitted()
+        future.add_done_callback(partial(self._asyncio_done, time.perf_counter()))
+
+    def _done(self, future: Future[Any]) -> None:
+        """Count the done standard ``future``."""
+        self.done += 1
+        cancelled, exception = done_failure(future)
+        if cancelled:  # CANCELLED while its done callbacks run
+            self.cancelled += 1
+        elif exception is not None:
+            self.failed += 1
+
+    def _timed_done(self, since: float, future: Future[Any]) -> None:
+        """:meth:`_done`, and the metrics of a future tracked since ``since``."""
+        self._done(future)
+        self._record(since, future)
+
+    def _asyncio_done(self, since: float, future: asyncio.Future[Any]) -> None:
+        """Count the done asyncio ``future``, tracked since ``since``."""
+        self.done += 1
+        if future.cancelled():
+            self.cancelled += 1
+        elif future.exception() is not None:
+            self.failed += 1
+        self._record(since, future)
+
+    def record_end(self, future: ResolvableFuture[Any]) -> None:
+        """Record the metrics of ``future``, resolved and counted already; called
+        by it, once, while metrics are on."""
+        self._record(future._tracked_since, future)
+
+    def _record(self, since: float, future: Future[Any] | asyncio.Future[Any]) -> None:
+        metrics = self.metrics
+        if metrics is None:
+            return
+        seconds = time.perf_counter() - since
+        if future.cancelled():
+            metrics.ended(seconds, False, True)
+        else:
+            metrics.ended(seconds, future.exception() is not None, False)
+
+    # -- the events of one kind of executor, also recorded as metrics -----------------
+
+    def poll_called(self, start: float, error: bool) -> None:
+        """The poll function was called once, from ``start`` (``perf_counter()``,
+        read only while metrics are on) until now, and raised if ``error``."""
+        self.polls += 1
+        if error:
+            self.poll_errors += 1
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.poll(time.perf_counter() - start, error)
+
+    def poll_overran(self) -> None:
+        """A call of the poll function has run longer than its ``poll_timeout``."""
+        self.poll_timeouts += 1
+        if self.metrics is not None:
+            self.metrics.poll_timeout()
+
+    def timeout_fired(self) -> None:
+        """A timeout expired; its future is about to be cancelled."""
+        self.timeouts += 1
+        if self.metrics is not None:
+            self.metrics.timeout_fired()
+
+    def queued(self, delta: int) -> None:
+        """The queue of a throttle or rate limit grew by ``delta`` (or shrank);
+        called under the queue's lock."""
+        self.pending += delta
+        if self.metrics is not None:
+            self.metrics.queue_changed(delta)
+
+    # -- the snapshot -----------------------------------------------------------------
+
+    def fields(self, running: int | None = None) -> dict[str, Any]:
+        """The fields of :class:`ExecutorStats`, read now.
+
+        Args:
+            running: the futures running, if the executor knows it otherwise than
+                by these counts (a process pool).
+        """
+        # Read in this order (done, then the gauge, then submitted), so that the
+        # derived count is not below zero, however the futures move meanwhile.
+        done, failed, cancelled = self.done, self.failed, self.cancelled
+        if running is not None or self.counts_running:
+            if running is None:
+                running = self.running
+            in_progress = self.submitted - done
+            running = min(max(running, 0), max(in_progress, 0))
+            pending = max(in_progress, 0) - running
+        else:
+            pending = max(self.pending, 0)
+            in_progress = self.submitted - done
+            pending = min(pending, max(in_progress, 0))
+            running = max(in_progress, 0) - pending
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "submitted": pending + running + done,
+            "pending": pending,
+            "running": running,
+            "done": done,
+            "failed": failed,
+            "cancelled": cancelled,
+        }
+
+    def stats(self) -> ExecutorStats:
+        """The snapshot of an executor without counts of its own kind."""
+        from .stats import ExecutorStats  # on first use: see the module docstring
+
+        return ExecutorStats(**self.fields())
+
+
+def open_counts(
+    executor: object, kind: str, name: str, *, counts_running: bool = False
+) -> Counts:
+    """The counts of ``executor``, a new executor of ``kind`` named ``name``; with
+    its metrics, if a backend is on (which counts it as created: call it once, at
+    the end of the executor's construction).
+
+    Args:
+        executor: the executor.
+        kind: its kind, the ``type`` label of its metrics: ``poll``, ``threadpool``...
+        name: its name.
+        counts_running: whether the executor keeps ``running`` up to date (else
+            ``pending``).
+    """
+    return Counts(kind, name, for_executor(executor, kind, name), counts_running)
