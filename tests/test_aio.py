@@ -8,6 +8,7 @@ count calls and order, never durations."""
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import logging
 import math
@@ -21,7 +22,12 @@ import anyio
 import pytest
 from trio.testing import MockClock
 
-from fluent_executors import ExceptionRetryPolicy, PollDescriptor, PollStats
+from fluent_executors import (
+    ExceptionRetryPolicy,
+    FluentExecutor,
+    PollDescriptor,
+    PollStats,
+)
 from fluent_executors.aio import AsyncExecutor, AsyncExecutors
 
 
@@ -491,6 +497,32 @@ async def test_an_inline_chain_starts_no_thread(unit: float) -> None:
 def test_importing_the_package_never_imports_anyio() -> None:
     code = "import sys, fluent_executors; assert 'anyio' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "with_poll",
+        "with_retry",
+        "with_timeout",
+        "with_map",
+        "with_throttle",
+        "with_rate_limit",
+    ],
+)
+def test_a_chain_method_takes_the_threaded_ones_arguments(method: str) -> None:
+    # The names, kinds and defaults of the threaded chain method (docs/aio.rst),
+    # or some of them: poll and retry take them all; map's function is required
+    # (the threaded one may have only an error function).
+    threaded = inspect.signature(getattr(FluentExecutor, method)).parameters
+    own = inspect.signature(getattr(AsyncExecutor, method)).parameters
+    for name, parameter in own.items():
+        assert name in threaded, (method, name)
+        if (method, name) != ("with_map", "fn"):
+            assert parameter.kind == threaded[name].kind, (method, name)
+            assert parameter.default == threaded[name].default, (method, name)
+    if method in ("with_poll", "with_retry"):
+        assert list(own) == list(threaded)
 
 
 async def test_an_async_poll_function_over_poll_timeout_is_cancelled_and_fails(
