@@ -47,7 +47,7 @@ def combiner(module: Any, name: str) -> Combine:
     function = getattr(module, name)
     if name == "f_sequence":
         return function  # type: ignore[no-any-return]
-    return lambda inputs: function(*inputs)  # type: ignore[no-any-return]
+    return lambda inputs: function(*inputs)
 
 
 def seconds_combine(combine: Combine, value: int, count: int, clock: str) -> float:
@@ -71,7 +71,7 @@ def seconds_wait(count: int, clock: str) -> float:
     waiter.start()
     # wait() adds its waiter to every future at once, under all their locks: once
     # the first has it, all have.
-    while not inputs[0]._waiters:  # type: ignore[attr-defined]
+    while not inputs[0]._waiters:
         time.sleep(0.0001)
     for future in reversed(inputs):
         future.set_result(1)

@@ -169,7 +169,7 @@ def measure_freeze(
     unblock = threading.Event()
     held = Executors.thread_pool(1).with_timeout(3600.0)
     blocker = held.submit(unblock.wait)
-    outstanding = [held.submit(_harness.task, i) for i in range(n)]
+    outstanding: list[Future[Any]] = [held.submit(_harness.task, i) for i in range(n)]
     try:
         for round_ in range(repeat):
             for situation in _harness.rotated(["outstanding", "frozen"], round_):

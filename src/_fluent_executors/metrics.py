@@ -447,6 +447,11 @@ def _ensure_started() -> tuple[str, ...]:
     return _BACKENDS
 
 
+if TYPE_CHECKING:  # at run time, __getattr__ below
+    BACKENDS: tuple[str, ...]
+    ENABLED: bool
+
+
 def __getattr__(name: str) -> object:
     """``BACKENDS``: the names of the backends in use, among ``prometheus`` and
     ``otel``; ``ENABLED``: whether any metric is recorded. Reading either starts
