@@ -15,6 +15,7 @@ from unittest import mock
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scheduler_leftovers import pending_callbacks
 
 from _fluent_executors.scheduler import THREAD_NAME, WORKER_THREAD_NAME
 from fluent_executors import (
@@ -200,9 +201,10 @@ def test_futures_waiting_for_a_retry_hold_no_thread(pool: ThreadPoolExecutor) ->
     for _ in futures:
         assert waiting.acquire(timeout=5)
     # the pool's two workers and the scheduler thread, not one thread per future
-    assert threading.active_count() <= before + 3, [
-        t.name for t in threading.enumerate()
-    ]
+    assert threading.active_count() <= before + 3, (
+        [t.name for t in threading.enumerate()],
+        pending_callbacks(),
+    )
     for future in futures:
         assert future.cancel()
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from concurrent.futures import CancelledError, Future, wait
 
 import pytest
+from scheduler_leftovers import pending_callbacks
 from wrapper_doubles import TIMEOUT
 
 from _fluent_executors import scheduler as _scheduler
@@ -57,18 +58,20 @@ def busy(single: ThreadPoolExecutor) -> Iterator[threading.Event]:
 
 def scheduler_threads_left() -> list[str]:
     """Join the scheduler thread and its workers; each one left, with where it is
-    (its name and stack: what a failure needs to be understood)."""
+    (its name and stack), and then the callbacks still pending: what a failure
+    needs to be understood."""
     for thread in threading.enumerate():
         if thread.name.startswith(THREAD_NAME):
             thread.join(timeout=5)
     frames = sys._current_frames()
-    return [
+    left = [
         f"{thread.name}:\n" + "".join(traceback.format_stack(frames[thread.ident]))
         for thread in threading.enumerate()
         if thread.name.startswith(THREAD_NAME)
         and thread.ident is not None
         and thread.ident in frames
     ]
+    return [*left, *pending_callbacks()] if left else []
 
 
 def test_a_result_in_time_arrives_and_its_timer_is_dropped(
