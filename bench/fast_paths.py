@@ -1,6 +1,6 @@
-"""What each fast path of ``_stdlib_compat`` gains: CPU per future with it and in
-the portable mode, side by side (not part of ``nox -s bench``: run it by hand,
-``PYTHONPATH=src python bench/fast_paths.py``).
+"""What each fast path of ``_fluent_executors.stdlib_compat`` gains: CPU per future
+with it and in the portable mode, side by side (not part of ``nox -s bench``: run
+it by hand, ``PYTHONPATH=src python bench/fast_paths.py``).
 
 - The thread pool's own work items (``OWN_POOL_ITEMS``): 100,000 submits of
   ``int`` to ``Executors.thread_pool(max_workers=8)`` against a bare

@@ -1,7 +1,8 @@
 """The descriptors being polled and the list a poll function is given in each round
-(``_polled.Polled``): every round's list holds exactly the descriptors whose futures
-are pending, in order of arrival, and a poll function may change or keep its list
-as if it were a fresh one (docs/poll.rst, "The list of descriptors")."""
+(``_fluent_executors.poll.rounds.Polled``): every round's list holds exactly the
+descriptors whose futures are pending, in order of arrival, and a poll function may
+change or keep its list as if it were a fresh one (docs/poll.rst, "The list of
+descriptors")."""
 
 from __future__ import annotations
 

@@ -68,10 +68,11 @@ def same(value: object) -> object:
     return value
 
 
-# One way to build each wrapper of the registry of executors (fluent_executors.
-# _registry) on a delegate, by its kind, for the tests that run every wrapper: the
-# keyword arguments given (logger=, name=) are passed on. tests/test_registry.py
-# checks that it has every wrapper, so a new one is tested by them all.
+# One way to build each wrapper of the registry of executors
+# (_fluent_executors.registry) on a delegate, by its kind, for the tests that run
+# every wrapper: the keyword arguments given (logger=, name=) are passed on.
+# tests/test_registry.py checks that it has every wrapper, so a new one is tested by
+# them all.
 EXAMPLES: dict[str, Callable[..., Any]] = {
     "poll": lambda d, **kw: Executors.with_poll(d, resolve_all, **kw),
     "retry": lambda d, **kw: Executors.with_retry(d, sleep=0.001, **kw),

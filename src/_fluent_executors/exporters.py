@@ -1,7 +1,7 @@
 """The metric exporters: a Prometheus collector and OpenTelemetry instruments, both
 reading the tallies of :mod:`_fluent_executors.metrics` when they collect.
 
-Imported by ``_metrics`` when the first executor is created (or ``BACKENDS`` is
+Imported by ``metrics`` when the first executor is created (or ``BACKENDS`` is
 read), never at ``import fluent_executors``; only then are ``prometheus_client`` and
 ``opentelemetry`` imported, if installed and wanted (``FLUENT_EXECUTORS_METRICS``).
 """

@@ -90,7 +90,7 @@ class FluentExecutor(Executor, Generic[R]):
     """
 
     # Every executor of the library sets it at the end of its construction
-    # (_counts.open_counts): the counts behind stats() and the metrics.
+    # (counts.open_counts): the counts behind stats() and the metrics.
     _counts: Counts
 
     @property

@@ -13,7 +13,7 @@ live in :mod:`_fluent_executors.exporters`, imported then):
   ``FLUENT_EXECUTORS_METRICS`` is ``0`` (``false``, ``off``, ``no``). It may also
   name the backends to use: ``prometheus``, ``otel`` or ``prometheus,otel``.
 
-Every executor keeps its own counts, always (``_counts.Counts``, read by its
+Every executor keeps its own counts, always (``counts.Counts``, read by its
 ``stats()``); the metrics are fed by the same events, through the same calls. Without
 a backend, :func:`for_executor` returns ``None``, kept as ``Counts.metrics``: the
 per-future paths test that attribute and call nothing else, so that disabled metrics

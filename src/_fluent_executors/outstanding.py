@@ -2,7 +2,7 @@
 bookkeeping that the retry, poll, remote (Dask, Ray) and cancel-on-shutdown
 executors share. (Throttle and rate limit defer their delegate's shutdown until
 their *queue* is empty, callables not yet passed on rather than futures not yet
-done, under the condition their blocked submits wait on: ``_queueing.py``.)
+done, under the condition their blocked submits wait on: ``queueing.py``.)
 
 Contract: an executor :meth:`~Outstanding.add` s each future it returns (refused
 with ``RuntimeError`` once :meth:`~Outstanding.close` d) and
@@ -69,7 +69,7 @@ class Outstanding:
     def discard(self, future: Future[Any]) -> None:
         """Count ``future`` out (done, or never handed out); the last one after a
         :meth:`finish` without ``wait`` runs its action."""
-        if LOCK_FREE:  # a dict's pop is atomic under the GIL (see _stdlib_compat)
+        if LOCK_FREE:  # a dict's pop is atomic under the GIL (see stdlib_compat)
             self._futures.pop(future, None)
         else:
             with self._lock:

@@ -20,7 +20,7 @@ def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
     """Return ``(cancelled, exception, result)`` of the done ``future``.
 
     A :class:`ProxyFuture` is read without taking its lock (a done future never
-    changes); any other future as ``_stdlib_compat.done_outcome`` reads it.
+    changes); any other future as ``stdlib_compat.done_outcome`` reads it.
     ``result`` is ``None`` if it is cancelled or failed.
     """
     if isinstance(future, ProxyFuture):

@@ -206,7 +206,7 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
 
         .. versionadded:: 0.2.0
         """
-        from .stats import QueueStats  # on first use: see _stats
+        from .stats import QueueStats  # on first use: see stats
 
         fields = self._counts.fields()
         return QueueStats(**fields, queued=fields["pending"])
@@ -310,7 +310,7 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
             self._dispatched(token, upstream)
             future._follow(upstream)
         finally:
-            # Without the lock (a decrement is atomic: see _counts) unless a thread
+            # Without the lock (a decrement is atomic: see counts) unless a thread
             # waits or the executor is shut down: a waiter counts itself, and
             # shutdown() sets _is_shutdown, under the lock before it reads
             # _dispatching, so either it reads this decrement, or this reads what
@@ -321,7 +321,7 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
                 if self._waiters or self._is_shutdown:
                     with self._lock:
                         shutdown_args = self._after_unqueue()
-            else:  # no GIL to make the decrement atomic (see _stdlib_compat)
+            else:  # no GIL to make the decrement atomic (see stdlib_compat)
                 with self._lock:
                     self._dispatching -= 1
                     shutdown_args = self._after_unqueue()

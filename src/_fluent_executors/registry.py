@@ -8,7 +8,7 @@ on its first call (:func:`load`): importing the table, the facade or
 method's signature is its class's (the parameters after the delegate, ``name``
 defaulting to the delegate's), read by ``inspect.signature`` from the class when
 asked, never written again. Type checkers read the classes' own signatures too,
-except for the chain methods, whose signatures ``_fluent`` states for them alone
+except for the chain methods, whose signatures ``fluent`` states for them alone
 (tests/test_registry.py checks that they are the classes').
 """
 

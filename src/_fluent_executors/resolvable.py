@@ -1,6 +1,6 @@
 """The standard :class:`~concurrent.futures.Future` API over one lock, resolved at
 most once, with done callbacks run outside it: the base of
-:class:`~fluent_executors.ProxyFuture` (``_proxy.py``), which adds following an
+:class:`~fluent_executors.ProxyFuture` (``proxy.py``), which adds following an
 upstream future and cancelling it."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # for annotations only: a Protocol costs import time
     from typing import Protocol
 
     class _Tracker(Protocol):
-        """What counts the futures of an executor (``_counts.Counts``): the future
+        """What counts the futures of an executor (``counts.Counts``): the future
         increments ``done`` and ``failed`` or ``cancelled`` itself, as it is resolved,
         and calls :meth:`record_end` afterwards while ``metrics`` is not ``None``."""
 
@@ -83,7 +83,7 @@ class ResolvableFuture(Future[T]):
         T: the type of the result.
     """
 
-    # What counts this future in its executor's stats (``_counts.Counts.adopt``), and
+    # What counts this future in its executor's stats (``counts.Counts.adopt``), and
     # since when (read only while metrics are on).
     _tracker: _Tracker | None = None
     _tracked_since = 0.0

@@ -458,12 +458,12 @@ class DeadlineQueue:
     def discard(self) -> None:
         """One item is done: once done items are half of the queue, drop them (and
         the scheduler entry, if none is left)."""
-        # Counted without the lock (an increment is atomic: see _counts), taken
+        # Counted without the lock (an increment is atomic: see counts), taken
         # only to compact: a count too high by a racing compaction's reset only
         # compacts earlier.
         if LOCK_FREE:
             self._done += 1
-        else:  # no GIL to make the increment atomic (see _stdlib_compat)
+        else:  # no GIL to make the increment atomic (see stdlib_compat)
             with self._lock:
                 self._done += 1
         if 2 * self._done < len(self._items):

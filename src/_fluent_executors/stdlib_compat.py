@@ -143,7 +143,7 @@ def interpreter_exiting() -> bool:
 
 LIGHT_FUTURES = not PORTABLE
 """Whether :class:`~fluent_executors.ProxyFuture` keeps lighter fields than a
-standard future's (``_resolvable.py``): its ``RLock`` as its ``_condition``
+standard future's (``resolvable.py``): its ``RLock`` as its ``_condition``
 (:func:`~concurrent.futures.wait` and :func:`~concurrent.futures.as_completed`
 only acquire, release and enter it), a view holding at most one waiter without a
 list as its ``_waiters`` (they only append and remove), a :class:`LightCondition`

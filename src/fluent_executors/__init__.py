@@ -152,8 +152,8 @@ __all__ = [
 # Every public name but Executors, by the module that defines it, imported on first
 # use (PEP 562): "import fluent_executors" imports the facade only, and a program
 # imports the modules of the executors it uses. The executor classes come from the
-# registry of executors (_registry); tests/test_init.py checks that this table,
-# the imports above and __all__ name the same things.
+# registry of executors (_fluent_executors.registry); tests/test_init.py checks
+# that this table, the imports above and __all__ name the same things.
 _DEFERRED: dict[str, tuple[str, ...]] = {
     "_fluent_executors.errors": ("TimeoutCancelledError",),
     "_fluent_executors.fluent": ("FluentExecutor", "SameResult"),

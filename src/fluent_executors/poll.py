@@ -1,8 +1,8 @@
 """PollExecutor: futures of remote tasks, resolved through one poll function.
 
-The public module of polling; the machinery is in the ``_poll`` package: the poll
-core (``_poll.core``, the decisions of each round), the descriptors and futures
-(``_poll.descriptor``), and the thread driver (``_poll.thread``)."""
+The public module of polling; the machinery is in the private package
+``_fluent_executors.poll``: the poll core (``core``, the decisions of each round),
+the descriptors and futures (``descriptor``), and the thread driver (``thread``)."""
 
 from __future__ import annotations
 
@@ -273,7 +273,8 @@ class PollExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from _fluent_executors.stats import PollStats  # on first use: see _stats
+        # On first use: see _fluent_executors.stats.
+        from _fluent_executors.stats import PollStats
 
         counts = self._counts
         return PollStats(

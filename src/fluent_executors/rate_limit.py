@@ -232,7 +232,8 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
 
         .. versionadded:: 0.2.0
         """
-        from _fluent_executors.stats import RateLimitStats  # on first use: see _stats
+        # On first use: see _fluent_executors.stats.
+        from _fluent_executors.stats import RateLimitStats
 
         fields = self._counts.fields()
         return RateLimitStats(

@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     from _fluent_executors.stats import RetryStats
 
 __all__ = ["ExceptionRetryPolicy", "RetryExecutor", "RetryPolicy", "retry_after"]
-# policies: from _retry_policy, also used by the poll executor (poll_retry_policy);
-# retry_after: from _hints, also used by the rate limit executor
+# policies: from _fluent_executors.retry_policy, also used by the poll executor
+# (poll_retry_policy); retry_after: from _fluent_executors.hints, also used by the
+# rate limit executor
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -138,7 +139,8 @@ class _RetryFuture(ProxyFuture[T]):
                 return
         # No lock: to _cancel_hook, an attempt done is as final as one decided on
         # (it refuses either), and _decide checks for a cancel again under it.
-        # (Without a GIL the phase and the flag take the lock: see _stdlib_compat.)
+        # (Without a GIL the phase and the flag take the lock: see
+        # _fluent_executors.stdlib_compat.)
         if LOCK_FREE:
             self._phase = _DECIDING
             stopped = self._stopped
@@ -355,7 +357,8 @@ class RetryExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from _fluent_executors.stats import RetryStats  # on first use: see _stats
+        # On first use: see _fluent_executors.stats.
+        from _fluent_executors.stats import RetryStats
 
         counts = self._counts
         return RetryStats(

@@ -169,9 +169,10 @@ class VirtualClock:
         return self._now
 
     def _wait(self, condition: threading.Condition, timeout: float | None) -> bool:
-        # The virtual counterpart of _clock.wait. The deadline is on this clock; the
-        # real wait is cut short now and then so that a thread that computed its
-        # deadline just before a step of advance() looks again (the callers loop).
+        # The virtual counterpart of _fluent_executors.clock.wait. The deadline is
+        # on this clock; the real wait is cut short now and then so that a thread
+        # that computed its deadline just before a step of advance() looks again
+        # (the callers loop).
         if timeout is not None and timeout <= 0:
             return False
         thread = threading.current_thread()

@@ -225,8 +225,8 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
 
     def _release(self) -> None:
         """A future passed on is done, or its submit failed: one more may go."""
-        # Without the lock (an increment is atomic: see _counts): _admit, which
-        # reads it under the lock, may miss it, and then the _pump below, which
-        # comes after it, admits.
+        # Without the lock (an increment is atomic: see _fluent_executors.counts):
+        # _admit, which reads it under the lock, may miss it, and then the _pump
+        # below, which comes after it, admits.
         self._running -= 1
         self._pump()

@@ -159,7 +159,8 @@ class TimeoutExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
-        from _fluent_executors.stats import TimeoutStats  # on first use: see _stats
+        # On first use: see _fluent_executors.stats.
+        from _fluent_executors.stats import TimeoutStats
 
         counts = self._counts
         return TimeoutStats(**counts.fields(), timeouts=counts.timeouts)

@@ -1,5 +1,5 @@
 """The async driver of a poll layer: a thin loop around the poll core
-(``_poll.core.PollCore``), a task of the executor's task group on the caller's
+(``poll.core.PollCore``), a task of the executor's task group on the caller's
 event loop (asyncio or trio, through anyio).
 
 Contract: one ``AsyncPollDriver`` per ``with_poll`` layer; its loop

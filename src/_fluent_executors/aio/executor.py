@@ -1,6 +1,6 @@
 """The async executor (:class:`AsyncExecutor`): ``run``, the ``async with``
 block that runs the chain's poll loops, ``stats``, and the chain methods, each of
-which returns a new executor holding the layer it makes (``_layers``) around this
+which returns a new executor holding the layer it makes (``layers``) around this
 one."""
 
 from __future__ import annotations
