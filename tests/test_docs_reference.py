@@ -24,7 +24,7 @@ def test_every_public_name_is_documented_in_the_api_reference() -> None:
     assert sorted(set(fluent_executors.__all__) - documented) == []
 
 
-def test_every_name_of_the_aio_subpackage_is_documented_too() -> None:
+def test_every_name_of_the_aio_module_is_documented_too() -> None:
     import fluent_executors.aio
 
     documented = set(DIRECTIVE.findall((API / "aio.rst").read_text()))

@@ -389,7 +389,7 @@ def test_its_condition_for_wait_and_as_completed_is_its_lock():
 
 
 def test_its_condition_and_waiters_are_light_or_the_standard_ones():
-    # The light fields where _stdlib_compat.LIGHT_FUTURES; in the portable mode a
+    # The light fields where stdlib_compat.LIGHT_FUTURES; in the portable mode a
     # standard Condition over the future's lock, made when first asked for (by
     # wait(), as_completed(), or a thread blocking in result()), and a list.
     proxy: ProxyFuture[int] = ProxyFuture()

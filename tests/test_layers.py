@@ -27,8 +27,9 @@ def module_name(path: Path) -> str:
 
 def imports(path: Path, *, deferred: bool) -> set[str]:
     """The library's modules that ``path`` imports, by their full names: at module
-    level, or (with ``deferred``) anywhere, inside functions too. ``TYPE_CHECKING``
-    blocks, which never run, are left out."""
+    level (class bodies and every branch of an ``if``, ``try`` or ``with`` too),
+    or (with ``deferred``) anywhere, inside functions too. The body of ``if
+    TYPE_CHECKING:``, which never runs, is left out (its ``else`` is not)."""
     tree = ast.parse(path.read_text())
     name = module_name(path).split(".")
     package = name if path.name == "__init__.py" else name[:-1]
@@ -46,7 +47,11 @@ def imports(path: Path, *, deferred: bool) -> set[str]:
 
     def visit(nodes: list[ast.stmt]) -> None:
         for node in nodes:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            if isinstance(node, ast.If) and ast.unparse(node.test) in (
+                "TYPE_CHECKING",
+                "typing.TYPE_CHECKING",
+            ):
+                visit(node.orelse)
                 continue
             if isinstance(node, ast.ImportFrom):
                 base = package[: len(package) - node.level + 1] if node.level else []
@@ -55,14 +60,15 @@ def imports(path: Path, *, deferred: bool) -> set[str]:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     add(alias.name, [])
-            if deferred or isinstance(node, (ast.If, ast.Try)):
-                for child in ast.iter_child_nodes(node):
-                    if isinstance(child, ast.stmt):
-                        visit([child])
-                for field in ("body", "orelse", "finalbody", "handlers"):
-                    visit(
-                        [n for n in getattr(node, field, []) if isinstance(n, ast.stmt)]
-                    )
+            if not deferred and isinstance(
+                node, (ast.FunctionDef, ast.AsyncFunctionDef)
+            ):
+                continue  # runs when called
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    visit([child])
+                elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                    visit(child.body)
 
     visit(tree.body)
     return found
@@ -205,10 +211,11 @@ def sketched_layers(package: Path) -> list[list[str]]:
 
 def levels(package: Path) -> dict[str, int]:
     """Each module of ``package``'s sketch, and the index of its layer (0 at the
-    top); another package is below them all."""
+    top). The private package is a layer of the public one's sketch, its last; the
+    public package is above every layer of the private one."""
     layers = sketched_layers(package)
     level = {m: i for i, layer in enumerate(layers) for m in layer}
-    return {**dict.fromkeys(LIBRARY, len(layers)), **level}
+    return {"fluent_executors": -1, **level} if package == PRIVATE else level
 
 
 @pytest.mark.parametrize("package", [PUBLIC, PRIVATE], ids=lambda p: p.name)

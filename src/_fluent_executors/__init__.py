@@ -38,8 +38,10 @@
 #                                   names, its version, its GIL (the portable mode);
 #                                   the public module of what private ones define
 #
-# No module here imports a public one (fluent_executors.*), even in a function: the
-# registry imports a public module by its name, on first use (registry.load). Its
+# No module here imports a public one (fluent_executors.*) at run time, even in a
+# function: the registry imports a public module by its name, on first use
+# (registry.load). Only fluent.py's TYPE_CHECKING block names the wrapper classes,
+# for type checkers. Its
 # loggers keep the names under fluent_executors that the docs give
 # (fluent_executors._proxy, ._scheduler, ...), so that the fluent_executors logger
 # controls them. Deferred, though not up: stats (dataclasses import inspect), by

@@ -2,8 +2,9 @@
 
 Contract: the scheduler, the poll threads, the rate limit and the retry deadlines
 read the time with :func:`monotonic` and wait for a deadline with :func:`wait`,
-always through this module (``from . import _clock``; ``_clock.monotonic()``), so
-that one clock serves them all and can be replaced in one place. Times are seconds
+always through this module (``from . import clock``, ``clock.monotonic()``; in a
+public module, ``from _fluent_executors import clock as _clock``), so that one
+clock serves them all and can be replaced in one place. Times are seconds
 on one monotonic clock; a delay may be any number of seconds, ``math.inf``
 included: a wait longer than the platform can wait (:data:`threading.TIMEOUT_MAX`)
 waits that long and lets the caller look again, so a far deadline means "not

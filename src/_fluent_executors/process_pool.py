@@ -60,7 +60,7 @@ class ProcessPoolExecutor(LibraryPool, concurrent.futures.ProcessPoolExecutor):
 
         .. versionadded:: 0.2.0
         """
-        from .stats import ExecutorStats  # on first use: see stats
+        from .stats import ExecutorStats  # on first use: see stats.py
 
         items = self._pending_work_items.copy()
         running = sum(1 for item in items.values() if item.future.running())

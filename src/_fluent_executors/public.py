@@ -1,11 +1,11 @@
 """The public home of the public names that private modules define.
 
-A class or function that a user imports from ``fluent_executors`` (or from a
-public subpackage) but that a private module defines reports the module the user
-imports it from: ``repr()``, ``help()``, pickle and error messages name
-``fluent_executors.TimeoutStats``, never ``_fluent_executors.stats.TimeoutStats``.
-Each defining module calls :func:`publish` once, at its end, on the public names it
-defines.
+A class or function that a user imports from ``fluent_executors`` (or from
+``fluent_executors.futures`` or ``fluent_executors.aio``) but that a private module
+defines reports the module the user imports it from: ``repr()``, ``help()``,
+pickle and error messages name ``fluent_executors.TimeoutStats``, never
+``_fluent_executors.stats.TimeoutStats``. Each defining module calls
+:func:`publish` once, at its end, on the public names it defines.
 """
 
 from __future__ import annotations

@@ -206,7 +206,7 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
 
         .. versionadded:: 0.2.0
         """
-        from .stats import QueueStats  # on first use: see stats
+        from .stats import QueueStats  # on first use: see stats.py
 
         fields = self._counts.fields()
         return QueueStats(**fields, queued=fields["pending"])

@@ -39,7 +39,7 @@ logger = ContainedLogger(logging.getLogger("fluent_executors._proxy"))
 # a pool contend for. A proxy future keeps the same fields (the module functions
 # wait() and as_completed() read them) but guards them with one RLock (re-entrant,
 # as the standard Future's lock is), and makes a Condition over it only when a
-# thread needs one. Where _stdlib_compat.LIGHT_FUTURES, that lock is also its
+# thread needs one. Where stdlib_compat.LIGHT_FUTURES, that lock is also its
 # _condition: those functions only acquire and release it (in C, where a
 # Condition's __enter__ is Python), and append their waiters under it; the
 # Condition is made only when a thread blocks in result() or exception(). In the

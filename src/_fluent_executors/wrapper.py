@@ -183,7 +183,7 @@ def _short(value: object) -> str:
 def shutdown_delegate(delegate: Executor, wait: bool, cancel_futures: bool) -> None:
     """Shut down ``delegate`` with the same arguments, as far as it accepts them;
     with ``wait``, then end and join the scheduler's threads if nothing else uses
-    them (:func:`~fluent_executors.scheduler.retire`), so that a wrapper's
+    them (:func:`~_fluent_executors.scheduler.retire`), so that a wrapper's
     ``shutdown(wait=True)`` leaves no thread behind, as the standard pools'.
 
     Some executors (Dask's ``ClientExecutor``, executors written before Python 3.9)

@@ -36,7 +36,7 @@ P = ParamSpec("P")
 # in for) is the same from Python 3.10 to 3.13, which tests/test_pools.py checks;
 # on any other version, and in the portable mode, the pool takes the standard
 # submit and follows its future, and keeps its standard Semaphore (see
-# _stdlib_compat.OWN_POOL_ITEMS).
+# _fluent_executors.stdlib_compat.OWN_POOL_ITEMS).
 _OWN_WORK_ITEMS = OWN_POOL_ITEMS
 
 

@@ -1,6 +1,5 @@
-"""The machinery of :mod:`fluent_executors.aio`, the async executors (public
-module: ``fluent_executors.aio``), each module importing only from those below it
-(tests/test_layers.py):
+"""The machinery of the async executors of :mod:`fluent_executors.aio`, each
+module importing only from those below it (tests/test_layers.py):
 
 - ``facade``: ``AsyncExecutors``, the executors at the bottom of a chain;
 - ``executor``: ``AsyncExecutor``: ``run``, the ``async with`` block, stats, the
