@@ -580,6 +580,25 @@ def test_an_item_added_while_the_queue_fires_leaves_the_next_deadline_to_it(
     assert queue_._timer is None  # empty: its scheduler entry is dropped
 
 
+def test_items_done_before_they_are_added_leave_the_queue_empty_and_untimed() -> None:
+    # A quick future is done before its timeout is added: add() leaves it out,
+    # and its discard() finds nothing to drop. A later item still expires.
+    queue_ = _scheduler.DeadlineQueue(0.01)
+    for _ in range(100):
+        item = Item()
+        item.is_done = True
+        queue_.add(item)
+        queue_.discard()
+        assert not queue_._items
+        assert queue_._timer is None
+    assert queue_._done == 0
+
+    later = Item()
+    queue_.add(later)
+    assert later.expired.wait(5)
+    assert not queue_._items
+
+
 def test_threads_discarding_at_once_leave_the_deadline_queue_empty() -> None:
     # discard() counts without the lock: no count may be lost, or the done items
     # of the last compaction would stay, and with them the scheduler entry.

@@ -57,12 +57,16 @@ def busy(single: ThreadPoolExecutor) -> Iterator[threading.Event]:
 
 
 def scheduler_threads_left() -> list[str]:
-    """Join the scheduler thread and its workers; each one left, with where it is
-    (its name and stack), and then the callbacks still pending: what a failure
-    needs to be understood."""
-    for thread in threading.enumerate():
-        if thread.name.startswith(THREAD_NAME):
-            thread.join(timeout=5)
+    """Join the scheduler thread and its workers, those started meanwhile too (a
+    worker that the scheduler thread starts as it ends), for 5 s at the most;
+    each one left, with where it is (its name and stack), and then the callbacks
+    still pending: what a failure needs to be understood."""
+    deadline = time.monotonic() + 5.0
+    while (
+        threads := [t for t in threading.enumerate() if t.name.startswith(THREAD_NAME)]
+    ) and time.monotonic() < deadline:
+        for thread in threads:
+            thread.join(timeout=max(deadline - time.monotonic(), 0.0))
     frames = sys._current_frames()
     left = [
         f"{thread.name}:\n" + "".join(traceback.format_stack(frames[thread.ident]))

@@ -473,6 +473,12 @@ class DeadlineQueue:
             if 2 * self._done < len(items):  # compacted meanwhile
                 return
             self._done = 0
+            if not items:
+                # Nothing to drop: the done items were never added (done before
+                # add(), as a quick future is: the common case) or are gone. No
+                # timer is pending then; one taken to run is _fire's, which arms
+                # none without an item.
+                return
             pairs = zip(items, self._when, strict=True)
             kept = [pair for pair in pairs if not pair[0].done()]
             self._items = deque(item for item, _ in kept)
