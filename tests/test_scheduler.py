@@ -599,6 +599,40 @@ def test_items_done_before_they_are_added_leave_the_queue_empty_and_untimed() ->
     assert not queue_._items
 
 
+def test_the_last_discard_drops_an_entry_left_for_an_item_done_since(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # _fire may leave the queue empty and its entry pending (armed by an add()
+    # while _fire waited): the discard of that item drops the entry, so that no
+    # scheduler thread waits for it.
+    start = time.monotonic() - 100.0  # see the test above
+    now = [start]
+    monkeypatch.setattr(_scheduler.clock, "monotonic", lambda: now[0])
+    queue_ = _scheduler.DeadlineQueue(10.0)
+    first, second = Item(), Item()
+    queue_.add(first)
+    taken = queue_._timer
+    assert taken is not None
+    assert taken.cancel()  # taken to run by the scheduler: _fire is on its way
+    first.is_done = True
+    queue_.discard()  # the queue is empty: no entry of its own
+    now[0] = start + 1.0
+    queue_.add(second)  # a new entry, for start + 11
+    pending = queue_._timer
+    assert pending is not None
+    assert pending is not taken
+    second.is_done = True
+    now[0] = start + 10.0
+    queue_._fire()  # the taken entry's run: drops the done item, not the entry
+    assert not queue_._items
+    assert queue_._timer is pending
+
+    queue_.discard()
+
+    assert queue_._timer is None
+    assert not pending.cancel()  # cancelled already
+
+
 def test_threads_discarding_at_once_leave_the_deadline_queue_empty() -> None:
     # discard() counts without the lock: no count may be lost, or the done items
     # of the last compaction would stay, and with them the scheduler entry.

@@ -475,9 +475,12 @@ class DeadlineQueue:
             self._done = 0
             if not items:
                 # Nothing to drop: the done items were never added (done before
-                # add(), as a quick future is: the common case) or are gone. No
-                # timer is pending then; one taken to run is _fire's, which arms
-                # none without an item.
+                # add(), as a quick future is: the common case) or are gone. Only
+                # the scheduler entry may be left, as below: one that _fire found
+                # pending for an item done since.
+                if self._timer is not None:
+                    self._timer.cancel()
+                    self._timer = None
                 return
             pairs = zip(items, self._when, strict=True)
             kept = [pair for pair in pairs if not pair[0].done()]
