@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import settings
+from postgres_server import PostgresServer, find_binaries
 
 import fluent_executors.pytest_plugin
 from _fluent_executors import scheduler as _scheduler
@@ -30,3 +33,18 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True)
 def _no_library_thread_survives(no_leaked_threads: None) -> None:
     """Every poll or scheduler thread a test starts must end shortly after it."""
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this test process's own (tests/postgres_server.py),
+    started at the first test that asks for it; skipped where none is installed."""
+    binaries, why_not = find_binaries()
+    if binaries is None:
+        pytest.skip(why_not)
+    server = PostgresServer(binaries)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()

@@ -17,6 +17,8 @@
 #                                   retry policies; the queue of throttle and rate
 #                                   limit; the base of dask and ray
 #   hints                           delays that a failure carries (Retry-After)
+#   durable                         durable polling's store protocol, its records and
+#                                   errors, and what the SQL stores share
 #   wrapper                         what the wrappers share: delegate, shutdown, checks
 #   fluent outstanding              FluentExecutor and its with_* methods; the
 #                                   futures outstanding until a shutdown ends

@@ -8,6 +8,7 @@
 #   aio                             the async executors
 #   poll retry timeout map flat_map throttle rate_limit cancel_on_shutdown asyncio
 #                                   one module per wrapper
+#   stores                          the stores of durable polling (SQLite, PostgreSQL)
 #   sync pools dask ray futures testing
 #                                   the base executors; the combinators; the manual
 #                                   executor and the virtual clock
@@ -85,6 +86,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
     from .rate_limit import RateLimitExecutor
     from .ray import RayExecutor
     from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy, retry_after
+    from .stores import PostgresStore, SQLiteStore
     from .sync import SyncExecutor
     from .throttle import ThrottleCount, ThrottleExecutor
     from .timeout import TimeoutExecutor
@@ -108,6 +110,7 @@ __all__ = [
     "PollExecutor",
     "PollFn",
     "PollStats",
+    "PostgresStore",
     "ProcessPoolExecutor",
     "ProxyFuture",
     "QueueStats",
@@ -117,6 +120,7 @@ __all__ = [
     "RetryExecutor",
     "RetryPolicy",
     "RetryStats",
+    "SQLiteStore",
     "SameResult",
     "SchedulerStats",
     "SyncExecutor",
@@ -190,6 +194,7 @@ _DEFERRED: dict[str, tuple[str, ...]] = {
     ),
     ".poll": ("CancelFn", "PollDescriptor", "PollFn"),
     ".retry": ("ExceptionRetryPolicy", "RetryPolicy", "retry_after"),
+    ".stores": ("PostgresStore", "SQLiteStore"),
     ".throttle": ("ThrottleCount",),
 }
 _DEFERRED = _registry.with_classes(_DEFERRED)  # and every executor class
