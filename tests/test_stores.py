@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from postgres_server import PostgresServer
+from store_doubles import LEASE, Clock
 
 from fluent_executors.stores import (
     NewRecord,
@@ -24,19 +25,6 @@ from fluent_executors.stores import (
     Store,
     StoreError,
 )
-
-LEASE = 30.0
-
-
-class Clock:
-    """A wall clock the test moves: seconds since the epoch."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
 
 MakeStore = Callable[..., Any]
 
