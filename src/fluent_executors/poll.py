@@ -380,13 +380,14 @@ class PollExecutor(WrapperExecutor[R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import PollStats
 
-        counts = self._counts
+        counts, keeper = self._counts, self._poller.keeper
         return PollStats(
             **counts.fields(),
             polls=counts.polls,
             poll_errors=counts.poll_errors,
             poll_timeouts=counts.poll_timeouts,
             polled=self._poller.polled(),
+            store_errors=0 if keeper is None else keeper.errors,
         )
 
     def notify(self) -> None:
