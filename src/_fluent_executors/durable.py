@@ -79,7 +79,7 @@ class RecordError(ValueError):
 
 
 class Serializer(Protocol):
-    """How a store turns start results into text and back: the :mod:`json` module
+    """How a store turns start results into text and back; the :mod:`json` module
     is one (the default of both stores).
 
     .. versionadded:: 0.2.0
@@ -101,19 +101,19 @@ class NewRecord(NamedTuple):
     """
 
     key: str
-    """Its identity: unique among every queue of the store, made by the writer
-    (:func:`new_key`). Writing a key again replaces its record (an intent is
-    replaced by the start result so)."""
+    """The record's identity, unique among every queue of the store, made by the
+    writer (a random UUID's hex digits). Writing a key again replaces its record
+    (so an intent is replaced by its start result)."""
     result: object = None
-    """The start call's result (what the poll function's descriptors hold: the
+    """The start call's result, which the poll function's descriptors hold (the
     remote task's identifier), stored as its serializer's text. Ignored for an
     intent."""
     intent: bool = False
-    """``True``: the start call has not returned yet; the record says so, so that
-    a crash before its result is written leaves a trace to reconcile."""
+    """Whether the start call has not returned yet (``True``), so that a record
+    is left to reconcile if the process dies before the result is written."""
     label: str | None = None
-    """The program's text for the task (for example its input's name), kept
-    unchanged when the key is written again with no label."""
+    """The program's text for the task (its input's name, say), kept unchanged
+    when the key is written again with no label."""
 
 
 class StoredTask(NamedTuple):
@@ -123,21 +123,22 @@ class StoredTask(NamedTuple):
     """
 
     key: str
-    """Its identity (see :attr:`NewRecord.key`)."""
+    """The record's identity (see :attr:`NewRecord.key`)."""
     result: Any
-    """The start result, decoded; ``None`` for an intent or a record that could
-    not be decoded."""
+    """The start result, decoded (``None`` for an intent, or a record that could
+    not be decoded)."""
     intent: bool
-    """``True``: written before its start call returned; whether the remote task
-    was started is unknown, and the program reconciles it with its service."""
+    """Whether it was written before its start call returned (``True``); then
+    whether the remote task was started is unknown, and the program reconciles
+    it with its service."""
     label: str | None
     """The program's text for the task, if it gave one."""
     owner: str
     """The owner that holds its lease."""
     expires: float
-    """When its lease runs out: wall-clock seconds since the epoch."""
+    """When its lease runs out, in wall-clock seconds since the epoch."""
     error: RecordError | None = None
-    """Why it could not be decoded (a corrupt record), else ``None``."""
+    """Why it could not be decoded (a corrupt record), or ``None``."""
 
 
 class Store(Protocol):
@@ -162,7 +163,7 @@ class Store(Protocol):
 
     @property
     def owner(self) -> str:
-        """The identity this store holds leases under (``str``): one per store
+        """The identity this store holds leases under (``str``), one per store
         object, so one per process that makes one."""
         ...
 
@@ -260,7 +261,7 @@ def _check_text(argument: str, value: object) -> str:
     return value
 
 
-class SQLStore:
+class SQLStore(Store):
     """What the SQL stores share: their arguments, checked; the encoding and
     decoding of records; one lock around each call; the driver's errors turned
     into :class:`StoreError`. A subclass connects, and writes each method's SQL.
@@ -334,7 +335,7 @@ class SQLStore:
 
     def close(self) -> None:
         """Close the store's connection; calling it again does nothing. A call
-        after it raises :class:`StoreError`."""
+        after it raises :class:`~fluent_executors.stores.StoreError`."""
         with self._lock:
             if not self._closed:
                 self._closed = True

@@ -4,7 +4,8 @@ remote tasks, so that they survive a crash and several processes share them.
 :class:`SQLiteStore` keeps them in an SQLite file (the standard library's
 :mod:`sqlite3`), for the processes of one machine; :class:`PostgresStore` in a
 PostgreSQL database (psycopg 3: ``pip install fluent-executors[postgres]``), for
-processes on several machines. Both follow the :class:`Store` protocol, which a
+processes on several machines. Both follow the
+:class:`~fluent_executors.stores.Store` protocol, which a
 store of another database may follow too; see the docs' "Durable polling" page.
 
 The protocol and what it reads and writes are defined in the private
@@ -47,14 +48,16 @@ _COLUMNS = "key, data, label, owner, expires"
 
 
 class SQLiteStore(SQLStore):
-    """A :class:`Store` in an SQLite file, for the processes of one machine.
+    """A :class:`~fluent_executors.stores.Store` in an SQLite file, for the
+    processes of one machine.
 
     The file is opened in WAL mode (readers do not wait for the writer) with
     ``synchronous=FULL`` (a committed write survives a crash of the machine, not
     only of the process); its table is made if missing. Each call is one write
     transaction (``BEGIN IMMEDIATE``): two processes claiming at once take turns,
     and never both get a record. A call waits up to ``timeout`` seconds for
-    another process's write to end, then raises :class:`StoreError`.
+    another process's write to end, then raises
+    :class:`~fluent_executors.stores.StoreError`.
 
     Args:
         path: the file (``str`` or path-like), made if missing. A network file
@@ -63,7 +66,8 @@ class SQLiteStore(SQLStore):
         queue: keyword-only, the queue's name (``str``): the records of one poll
             executor (one poll function). Default ``"default"``.
         serializer: keyword-only, turns start results into text and back
-            (:class:`Serializer`: ``dumps``/``loads``); default :mod:`json`.
+            (:class:`~fluent_executors.stores.Serializer`: ``dumps`` and
+            ``loads``); default :mod:`json`.
         owner: keyword-only, the identity this store holds leases under
             (``str``); default: ``host:pid:`` and a random part, unique to
             this object.
@@ -139,7 +143,8 @@ class SQLiteStore(SQLStore):
         db.execute("COMMIT")
 
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
-        """See :meth:`Store.add`; one prepared statement for every record."""
+        """Write ``records``, in one prepared statement for them all (see
+        :meth:`fluent_executors.stores.Store.add`)."""
         _, expires = self._expiry(lease)
         rows, failed = self._encode(records)
         if rows:
@@ -159,7 +164,8 @@ class SQLiteStore(SQLStore):
         return failed
 
     def remove(self, keys: Collection[str]) -> None:
-        """See :meth:`Store.remove`; one prepared statement for every key."""
+        """Delete the records of ``keys``, in one prepared statement for them all
+        (see :meth:`fluent_executors.stores.Store.remove`)."""
         if keys:
             with self._calling("remove records"), self._transaction() as db:
                 db.executemany(
@@ -167,7 +173,8 @@ class SQLiteStore(SQLStore):
                 )
 
     def renew(self, lease: float) -> int:
-        """See :meth:`Store.renew`; one statement."""
+        """Extend this owner's leases, in one statement (see
+        :meth:`fluent_executors.stores.Store.renew`)."""
         _, expires = self._expiry(lease)
         with self._calling("renew leases"):
             cursor = self._db.execute(
@@ -177,7 +184,8 @@ class SQLiteStore(SQLStore):
             return cursor.rowcount
 
     def claim(self, lease: float, limit: int | None = None) -> list[StoredTask]:
-        """See :meth:`Store.claim`; one statement, in a write transaction."""
+        """Take over the expired records, in one statement (see
+        :meth:`fluent_executors.stores.Store.claim`)."""
         now, expires = self._expiry(lease)
         size = _check_limit(limit)
         with self._calling("claim records"), self._transaction() as db:
@@ -190,7 +198,8 @@ class SQLiteStore(SQLStore):
         return self._decode(rows)
 
     def records(self) -> list[StoredTask]:
-        """See :meth:`Store.records`."""
+        """Every record of the queue (see
+        :meth:`fluent_executors.stores.Store.records`)."""
         with self._calling("read records"):
             rows = self._db.execute(
                 f"SELECT {_COLUMNS} FROM {TABLE} WHERE queue = ? ORDER BY expires",
@@ -203,8 +212,9 @@ class SQLiteStore(SQLStore):
 
 
 class PostgresStore(SQLStore):
-    """A :class:`Store` in a PostgreSQL database, for processes on several
-    machines (psycopg 3: ``pip install fluent-executors[postgres]``).
+    """A :class:`~fluent_executors.stores.Store` in a PostgreSQL database, for
+    processes on several machines (psycopg 3: ``pip install
+    fluent-executors[postgres]``).
 
     Its table is made if missing. Each call is one transaction of one statement,
     its rows passed as arrays (``unnest``, ``= ANY``): one round trip whatever
@@ -212,7 +222,7 @@ class PostgresStore(SQLStore):
     SKIP LOCKED``, so that processes claiming at once take different records
     without waiting for each other. A connection lost (the server restarted) is
     made again at the next call; the call that found it lost raises
-    :class:`StoreError`.
+    :class:`~fluent_executors.stores.StoreError`.
 
     Args:
         conninfo: the connection string (``str``), as psycopg's ``connect``
@@ -291,7 +301,8 @@ class PostgresStore(SQLStore):
             return db.execute(sql, params)
 
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
-        """See :meth:`Store.add`; one statement for every record."""
+        """Write ``records``, in one statement for them all (see
+        :meth:`fluent_executors.stores.Store.add`)."""
         _, expires = self._expiry(lease)
         rows, failed = self._encode(records)
         if rows:
@@ -310,13 +321,15 @@ class PostgresStore(SQLStore):
         return failed
 
     def remove(self, keys: Collection[str]) -> None:
-        """See :meth:`Store.remove`; one statement for every key."""
+        """Delete the records of ``keys``, in one statement for them all (see
+        :meth:`fluent_executors.stores.Store.remove`)."""
         if keys:
             with self._calling("remove records"):
                 self._run(f"DELETE FROM {TABLE} WHERE key = ANY(%s)", (list(keys),))
 
     def renew(self, lease: float) -> int:
-        """See :meth:`Store.renew`; one statement."""
+        """Extend this owner's leases, in one statement (see
+        :meth:`fluent_executors.stores.Store.renew`)."""
         _, expires = self._expiry(lease)
         with self._calling("renew leases"):
             cursor = self._run(
@@ -326,7 +339,8 @@ class PostgresStore(SQLStore):
             return int(cursor.rowcount)
 
     def claim(self, lease: float, limit: int | None = None) -> list[StoredTask]:
-        """See :meth:`Store.claim`; one statement (``FOR UPDATE SKIP LOCKED``)."""
+        """Take over the expired records, in one statement (``FOR UPDATE SKIP
+        LOCKED``; see :meth:`fluent_executors.stores.Store.claim`)."""
         now, expires = self._expiry(lease)
         size = _check_limit(limit)
         with self._calling("claim records"):
@@ -341,7 +355,8 @@ class PostgresStore(SQLStore):
         return self._decode(rows)
 
     def records(self) -> list[StoredTask]:
-        """See :meth:`Store.records`."""
+        """Every record of the queue (see
+        :meth:`fluent_executors.stores.Store.records`)."""
         with self._calling("read records"):
             rows = self._run(
                 f"SELECT {_COLUMNS} FROM {TABLE} WHERE queue = %s ORDER BY expires",
