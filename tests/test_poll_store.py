@@ -426,3 +426,62 @@ def test_a_resumed_future_cancelled_removes_its_record(
     with pytest.raises(CancelledError):
         future.result(timeout=TIMEOUT)
     assert store.next("remove") == ["k"]
+
+
+def waiting_poll(polls: queue.Queue[list[Any]]) -> Any:
+    """A poll function that reports each call's task ids and asks for 1,000 s."""
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        polls.put([d.result for d in descriptors])
+        return 1000.0
+
+    return poll
+
+
+def test_older_records_are_renewed_while_new_ones_arrive(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = sqlite(recording=True)
+    with virtual_time() as clock:
+        executor = PollExecutor(
+            Executors.sync(), waiting_poll(queue.Queue()), store=store, lease=30.0
+        )
+        executors.append(executor)
+        executor.attach("old")
+        store.next("add")
+        clock.advance(5.0)
+        executor.attach("new")  # written with a lease of its own
+        store.next("add")
+
+        clock.advance(5.0)  # a third of the lease since "old" was written
+
+        assert store.next("renew") == 30.0
+
+
+def test_a_future_whose_task_another_process_took_over_fails_and_keeps_its_record(
+    executors: list[Any], sqlite: Any
+) -> None:
+    wall = Clock()
+    polls: queue.Queue[list[Any]] = queue.Queue()
+    with virtual_time() as clock:
+        executor = PollExecutor(
+            Executors.sync(),
+            waiting_poll(polls),
+            store=sqlite(clock=wall, owner="this"),
+            lease=30.0,
+        )
+        executors.append(executor)
+        future = executor.attach("t1")
+        assert polls.get(timeout=TIMEOUT) == ["t1"]
+        # This process stalls past its lease, and another takes the task over.
+        wall.now += 30.0
+        assert [t.result for t in sqlite(clock=wall, owner="other").claim(30.0)] == [
+            "t1"
+        ]
+
+        clock.advance(10.0)  # its next renewal finds the lease gone
+
+        with pytest.raises(RecordError, match="another process took the task over"):
+            future.result(timeout=TIMEOUT)
+    assert polls.empty()  # not polled again here
+    assert [t.owner for t in sqlite().records()] == ["other"]

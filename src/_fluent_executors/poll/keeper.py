@@ -20,7 +20,7 @@ import math
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..durable import NewRecord, new_key
+from ..durable import NewRecord, RecordError, new_key
 
 if TYPE_CHECKING:
     from ..durable import Store, StoredTask
@@ -127,6 +127,16 @@ class StoreKeeper:
         timeout = self.wait_timeout(now)
         return timeout is not None and timeout <= 0.0
 
+    def renewal_due(self, now: float) -> bool:
+        """Whether the leases are due for renewal at ``now`` (the driver's
+        clock): the driver begins no round before (a lease may have run out)."""
+        renewed_at = self._renewed_at
+        return (
+            bool(self._held)
+            and renewed_at is not None
+            and now >= max(renewed_at + self.lease / 3, self._retry_at)
+        )
+
     def wait_timeout(self, now: float) -> float | None:
         """Seconds from ``now`` (the driver's clock) until the next sync: at once
         if something is to be written, when the leases are due for renewal, and
@@ -164,7 +174,8 @@ class StoreKeeper:
             if failed is None:  # nothing written: again at the next sync
                 self._put_back(unwritten)
             else:
-                self._renewed_at = now
+                if self._renewed_at is None:  # the first: renewed a third later
+                    self._renewed_at = now
                 for descriptor, key in unwritten.items():
                     error = failed.get(key)
                     if error is None:
@@ -180,10 +191,42 @@ class StoreKeeper:
         if self._held and (
             self._renewed_at is None or now >= self._renewed_at + self.lease / 3
         ):
-            held = self._call("renew", self.store.renew, self.lease)
-            if held is not None:
-                self._renewed_at = now
+            self._renew(now)
         return written
+
+    def _renew(self, now: float) -> None:
+        """Renew this owner's leases; if it holds fewer records than it should,
+        let go of those another process took over."""
+        with self._lock:  # (a forget meanwhile moves a key to the removals)
+            expected = len(self._held) + len(self._removals)
+        held = self._call("renew", self.store.renew, self.lease)
+        if held is None:
+            return
+        self._renewed_at = now
+        if held < expected:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Fail the futures whose records another process holds now (their lease
+        ran out: the store failed, or this process stalled, for longer than the
+        lease), without removing the records: that process polls them."""
+        records = self._call("read", self.store.records)
+        if records is None:
+            return
+        mine = {task.key for task in records if task.owner == self.store.owner}
+        with self._lock:
+            lost = [(key, d) for key, d in self._held.items() if key not in mine]
+            for key, descriptor in lost:
+                del self._held[key], self._keys[descriptor]
+        for key, descriptor in lost:
+            descriptor.yield_exception(
+                RecordError(
+                    key,
+                    f"the lease of poll executor {self._name!r} ran out (its store "
+                    "failed, or its process stalled, for longer than the lease) "
+                    "and another process took the task over",
+                )
+            )
 
     def finish(self, now: float) -> None:
         """The poll thread ends (every future done, or the thread failed): a

@@ -284,7 +284,10 @@ class PollThread(DriverBase):
                     clock.wait(cond, self._wait_timeout())
                     core.take_in()
                 cancels, self._cancels = self._cancels, []
-                polling = core.begin_round(clock.monotonic())
+                # No round while the store is due: a lease may have run out.
+                polling = (
+                    keeper is None or not keeper.renewal_due(clock.monotonic())
+                ) and core.begin_round(clock.monotonic())
             if cancels:
                 self._run_cancels(cancels)
             if not polling:
