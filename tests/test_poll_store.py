@@ -25,6 +25,7 @@ from fluent_executors.stores import (
     PostgresStore,
     RecordError,
     SQLiteStore,
+    Store,
     StoredTask,
     StoreError,
 )
@@ -157,6 +158,7 @@ def open_store(
 
     def make(**options: Any) -> Any:
         options = {"queue": queue_name, **options}
+        store: Store
         if request.param == "sqlite":
             store = SQLiteStore(tmp_path / "tasks.db", **options)
         else:
