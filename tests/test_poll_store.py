@@ -487,3 +487,35 @@ def test_a_future_whose_task_another_process_took_over_fails_and_keeps_its_recor
             future.result(timeout=TIMEOUT)
     assert polls.empty()  # not polled again here
     assert [t.owner for t in sqlite().records()] == ["other"]
+
+
+def test_a_postgres_restart_leaves_the_futures_pending_and_loses_nothing(
+    executors: list[Any],
+    postgres_server: PostgresServer,
+    closing: list[Any],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = PostgresStore(postgres_server.conninfo, queue=uuid.uuid4().hex)
+    closing.append(store)
+    service = Service()
+    executor = PollExecutor(
+        Executors.sync(), service, default_interval=0.01, store=store, lease=LEASE
+    )
+    executors.append(executor)
+    before = executor.submit(identity, "t1")
+    assert service.calls.get(timeout=TIMEOUT) == ["t1"]  # written, polled
+
+    with caplog.at_level(logging.WARNING, "fluent_executors.poll"):
+        postgres_server.restart()  # every connection lost
+        during = executor.submit(identity, "t2")  # its first write fails
+        service.finish("t1", "t2")
+
+        assert before.result(timeout=TIMEOUT) == "T1"
+        assert during.result(timeout=TIMEOUT) == "T2"
+        executor.shutdown()
+
+    assert store.records() == []
+    assert executor.stats().store_errors == 1
+    messages = [r.getMessage() for r in caplog.records]
+    assert len([m for m in messages if "failed to write" in m]) == 1
+    assert len([m for m in messages if "works again" in m]) == 1
