@@ -427,3 +427,19 @@ def test_postgres_writes_one_statement_per_call(
         store.remove(keys)
 
     assert len(statements) == 4
+
+
+def test_sqlite_writes_one_statement_per_call(tmp_path: Path) -> None:
+    clock = Clock()
+    with SQLiteStore(tmp_path / "t.db", clock=clock) as store:
+        statements: list[str] = []
+        store._db.set_trace_callback(statements.append)
+        keys = [f"task-{i}" for i in range(1_000)]
+        store.add([NewRecord(k, k) for k in keys], LEASE)
+        store.renew(LEASE)
+        clock.now += LEASE
+        store.claim(LEASE)
+        store.remove(keys)
+
+    transactions = ("BEGIN IMMEDIATE", "COMMIT")
+    assert len([s for s in statements if s not in transactions]) == 4

@@ -43,7 +43,6 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredTask",
-    "new_key",
 ]
 
 TABLE = "fluent_executors_tasks"
@@ -102,8 +101,9 @@ class NewRecord(NamedTuple):
 
     key: str
     """The record's identity, unique among every queue of the store, made by the
-    writer (a random UUID's hex digits). Writing a key again replaces its record
-    (so an intent is replaced by its start result)."""
+    writer (a poll executor: a random UUID's hex digits, unique to it, and a
+    serial number). Writing a key again replaces its record (so an intent is
+    replaced by its start result)."""
     result: object = None
     """The start call's result, which the poll function's descriptors hold (the
     remote task's identifier), stored as its serializer's text. Ignored for an
@@ -227,12 +227,6 @@ class Store(Protocol):
     def close(self) -> None:
         """Close the store's connection; calling it again does nothing."""
         ...
-
-
-def new_key() -> str:
-    """A new record key: a random UUID's 32 hex digits, unique across processes
-    and machines."""
-    return uuid.uuid4().hex
 
 
 def _default_owner() -> str:

@@ -14,6 +14,7 @@ The protocol and what it reads and writes are defined in the private
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterator, Sequence
@@ -143,33 +144,34 @@ class SQLiteStore(SQLStore):
         db.execute("COMMIT")
 
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
-        """Write ``records``, in one prepared statement for them all (see
-        :meth:`fluent_executors.stores.Store.add`)."""
+        """Write ``records``, in one statement for them all, passed as one JSON
+        array (see :meth:`fluent_executors.stores.Store.add`)."""
         _, expires = self._expiry(lease)
         rows, failed = self._encode(records)
         if rows:
-            queue, owner = self._queue, self._owner
+            # (WHERE true: an upsert's SELECT needs one, else ON reads as a join's)
             with self._calling("add records"), self._transaction() as db:
-                db.executemany(
+                db.execute(
                     f"INSERT INTO {TABLE} (key, queue, owner, expires, data, label) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET "
+                    "SELECT json_extract(value, '$[0]'), ?, ?, ?, "
+                    "json_extract(value, '$[1]'), json_extract(value, '$[2]') "
+                    "FROM json_each(?) WHERE true ON CONFLICT (key) DO UPDATE SET "
                     "queue = excluded.queue, owner = excluded.owner, "
                     "expires = excluded.expires, data = excluded.data, "
                     f"label = coalesce(excluded.label, {TABLE}.label)",
-                    [
-                        (key, queue, owner, expires, data, label)
-                        for key, data, label in rows
-                    ],
+                    (self._queue, self._owner, expires, json.dumps(rows)),
                 )
         return failed
 
     def remove(self, keys: Collection[str]) -> None:
-        """Delete the records of ``keys``, in one prepared statement for them all
-        (see :meth:`fluent_executors.stores.Store.remove`)."""
+        """Delete the records of ``keys``, in one statement for them all, passed
+        as one JSON array (see :meth:`fluent_executors.stores.Store.remove`)."""
         if keys:
             with self._calling("remove records"), self._transaction() as db:
-                db.executemany(
-                    f"DELETE FROM {TABLE} WHERE key = ?", [(k,) for k in keys]
+                db.execute(
+                    f"DELETE FROM {TABLE} WHERE key IN "
+                    "(SELECT value FROM json_each(?))",
+                    (json.dumps(list(keys)),),
                 )
 
     def renew(self, lease: float) -> int:

@@ -16,11 +16,13 @@ holds a lock of its own, for its bookkeeping only, never across a store call.
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
+import uuid
 from typing import TYPE_CHECKING, Any
 
-from ..durable import NewRecord, RecordError, new_key
+from ..durable import NewRecord, RecordError
 
 if TYPE_CHECKING:
     from ..durable import Store, StoredTask
@@ -60,6 +62,8 @@ class StoreKeeper:
         self._logger = logger
         self._name = name
         self._lock = threading.Lock()
+        # Record keys: unique to this keeper, across processes and machines too.
+        self._prefix, self._serials = uuid.uuid4().hex, itertools.count()
         # Entered polling, record not written yet: descriptor -> its new key.
         self._unwritten: dict[PollDescriptor[Any], str] = {}
         # Written (or being written), future not done: descriptor <-> key.
@@ -84,7 +88,7 @@ class StoreKeeper:
         with self._lock:
             if descriptor in self._keys:
                 return False
-            self._unwritten[descriptor] = new_key()
+            self._unwritten[descriptor] = f"{self._prefix}-{next(self._serials)}"
             return True
 
     def adopt(self, task: StoredTask, descriptor: PollDescriptor[Any]) -> bool:
