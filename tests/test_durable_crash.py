@@ -35,6 +35,9 @@ CHILD = Path(__file__).with_name("durable_child.py")
 TASKS = 1_000
 TRIALS = 50
 SHARED_TASKS = 200  # started by each process sharing a PostgreSQL store
+# Seconds a child process may take to end once told to (a bound, not a wait: the
+# processes sharing a store wait for a dead one's lease, then end its tasks).
+CHILD_TIMEOUT = 60.0
 
 
 def run_child_until(store: Path, service: Path, starts: int) -> int:
@@ -57,7 +60,7 @@ def run_child_until(store: Path, service: Path, starts: int) -> int:
                 break
     finally:
         child.send_signal(signal.SIGKILL)
-        child.wait(TIMEOUT)
+        child.wait(CHILD_TIMEOUT)
         child.stdout.close()
     assert child.returncode in (-signal.SIGKILL, 0)
     return reported
@@ -131,7 +134,7 @@ def test_processes_sharing_a_postgres_store_finish_the_tasks_of_a_killed_one(
                 break
     finally:
         victim.send_signal(signal.SIGKILL)
-        victim.wait(TIMEOUT)
+        victim.wait(CHILD_TIMEOUT)
         assert victim.stdout is not None
         victim.stdout.close()
     with PostgresStore(postgres_server.conninfo, queue=queue) as store:
@@ -145,7 +148,7 @@ def test_processes_sharing_a_postgres_store_finish_the_tasks_of_a_killed_one(
         other.stdin.write("go on\n")
         other.stdin.close()
     for other in others:
-        assert other.wait(TIMEOUT) == 0
+        assert other.wait(CHILD_TIMEOUT) == 0
 
     service = FileService(str(service_path))
     try:
