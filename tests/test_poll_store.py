@@ -42,23 +42,26 @@ class Recording:
         self.calls: queue.Queue[tuple[str, Any]] = queue.Queue()
         self.failing = False
 
-    def _call(self, name: str, argument: Any, *args: Any) -> Any:
+    def _record(self, name: str, argument: Any) -> None:
         self.calls.put((name, argument))
         if self.failing:
             raise StoreError("the database is down")
-        return getattr(self.store, name)(argument, *args)
 
     def add(self, records: Any, lease: float) -> Any:
-        return self._call("add", records, lease)
+        self._record("add", records)
+        return self.store.add(records, lease)
 
     def remove(self, keys: Any) -> Any:
-        return self._call("remove", keys)
+        self._record("remove", keys)
+        return self.store.remove(keys)
 
     def renew(self, lease: float) -> Any:
-        return self._call("renew", lease)
+        self._record("renew", lease)
+        return self.store.renew(lease)
 
-    def claim(self, lease: float, limit: int | None = None) -> Any:
-        return self._call("claim", lease, limit)
+    def claim(self, lease: float, limit: int | None = None, *, mine: bool) -> Any:
+        self._record("claim", lease)
+        return self.store.claim(lease, limit, mine=mine)
 
     def records(self) -> Any:
         return self.store.records()

@@ -162,6 +162,20 @@ def test_an_expired_record_is_claimed_with_a_new_lease(make_store: MakeStore) ->
     assert [t.owner for t in writer.records()] == ["alive"]
 
 
+def test_an_owner_restarted_takes_its_records_back_at_once(
+    make_store: MakeStore,
+) -> None:
+    clock = Clock()
+    make_store(clock=clock, owner="publisher").add([NewRecord("a", 1)], LEASE)
+    others = make_store(clock=clock)
+
+    restarted = make_store(clock=clock, owner="publisher")
+
+    assert others.claim(LEASE, mine=True) == []  # its lease runs
+    assert restarted.claim(LEASE) == []
+    assert [t.key for t in restarted.claim(LEASE, mine=True)] == ["a"]
+
+
 def test_renewing_extends_the_owners_records_only(make_store: MakeStore) -> None:
     clock = Clock()
     mine = make_store(clock=clock)

@@ -163,8 +163,10 @@ class Store(Protocol):
 
     @property
     def owner(self) -> str:
-        """The identity this store holds leases under (``str``), one per store
-        object, so one per process that makes one."""
+        """The identity this store holds leases under (``str``), unique among
+        the live processes sharing the store; kept across restarts, it lets a
+        restarted process take its records back without waiting for their
+        lease."""
         ...
 
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
@@ -202,11 +204,16 @@ class Store(Protocol):
         """
         ...
 
-    def claim(self, lease: float, limit: int | None = None) -> list[StoredTask]:
+    def claim(
+        self, lease: float, limit: int | None = None, *, mine: bool = False
+    ) -> list[StoredTask]:
         """Take over the records of the queue whose lease has run out (of a
-        process that died, or of records released), for ``lease`` seconds from
-        now: at most ``limit`` (``None``: all), those expired first. Two owners
-        claiming at once never both get the same record.
+        process that died), for ``lease`` seconds from now: at most ``limit``
+        (``None``: all), those expiring first. With ``mine``, those this owner
+        holds too: left by an earlier process under the same owner, which
+        restarted, they are taken back at once (and those this process holds
+        are read again). Two owners claiming at once never both get the same
+        record.
 
         Returns:
             The records taken, each decoded (or with its :attr:`StoredTask.error`).
@@ -263,8 +270,9 @@ class SQLStore(Store):
     Args:
         queue: the queue's name (a non-empty ``str``).
         serializer: turns start results into text and back (:class:`Serializer`).
-        owner: the identity this store holds leases under (a non-empty ``str``);
-            default: ``host:pid:`` and a random part, unique to this object.
+        owner: the identity this store holds leases under (a non-empty ``str``),
+            unique among the live processes sharing the store; default:
+            ``host:pid:`` and a random part, unique to this object.
         clock: the wall clock, ``Callable[[], float]``, seconds since the epoch;
             default :func:`time.time` (tests give another).
 

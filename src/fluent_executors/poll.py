@@ -300,7 +300,10 @@ class PollExecutor(WrapperExecutor[R]):
         polled as :meth:`attach` polls: nothing is submitted to the delegate.
 
         The records are claimed in one call of the store, and held by this
-        executor from then on (their leases renewed as its own). A record that
+        executor from then on (their leases renewed as its own). Those of the
+        store's owner are taken back at once, lease or not: a process restarted
+        under the same ``owner`` (:class:`~fluent_executors.SQLiteStore`) need
+        not wait for the leases of its earlier life. A record that
         cannot be read (:attr:`StoredTask.error
         <fluent_executors.stores.StoredTask.error>`), or an intent (a start call
         that had not returned: whether the task started is unknown), gives a

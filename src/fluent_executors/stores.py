@@ -70,8 +70,11 @@ class SQLiteStore(SQLStore):
             (:class:`~fluent_executors.stores.Serializer`: ``dumps`` and
             ``loads``); default :mod:`json`.
         owner: keyword-only, the identity this store holds leases under
-            (``str``); default: ``host:pid:`` and a random part, unique to
-            this object.
+            (``str``), unique among the live processes sharing the store. A
+            process that restarts under the same owner takes its records back
+            at once (:meth:`~fluent_executors.stores.Store.claim`), without
+            waiting for their lease. Default: ``host:pid:`` and a random part,
+            unique to this object.
         clock: keyword-only, the wall clock, ``Callable[[], float]`` returning
             seconds since the epoch; default :func:`time.time`.
         timeout: keyword-only, seconds to wait for another connection's write
@@ -185,7 +188,9 @@ class SQLiteStore(SQLStore):
             )
             return cursor.rowcount
 
-    def claim(self, lease: float, limit: int | None = None) -> list[StoredTask]:
+    def claim(
+        self, lease: float, limit: int | None = None, *, mine: bool = False
+    ) -> list[StoredTask]:
         """Take over the expired records, in one statement (see
         :meth:`fluent_executors.stores.Store.claim`)."""
         now, expires = self._expiry(lease)
@@ -193,9 +198,17 @@ class SQLiteStore(SQLStore):
         with self._calling("claim records"), self._transaction() as db:
             rows = db.execute(
                 f"UPDATE {TABLE} SET owner = ?, expires = ? WHERE key IN "
-                f"(SELECT key FROM {TABLE} WHERE queue = ? AND expires <= ? "
-                f"ORDER BY expires LIMIT ?) RETURNING {_COLUMNS}",
-                (self._owner, expires, self._queue, now, -1 if size is None else size),
+                f"(SELECT key FROM {TABLE} WHERE queue = ? AND "
+                "(expires <= ? OR owner = ?) ORDER BY expires LIMIT ?) "
+                f"RETURNING {_COLUMNS}",
+                (
+                    self._owner,
+                    expires,
+                    self._queue,
+                    now,
+                    self._owner if mine else None,
+                    -1 if size is None else size,
+                ),
             ).fetchall()
         return self._decode(rows)
 
@@ -340,7 +353,9 @@ class PostgresStore(SQLStore):
             )
             return int(cursor.rowcount)
 
-    def claim(self, lease: float, limit: int | None = None) -> list[StoredTask]:
+    def claim(
+        self, lease: float, limit: int | None = None, *, mine: bool = False
+    ) -> list[StoredTask]:
         """Take over the expired records, in one statement (``FOR UPDATE SKIP
         LOCKED``; see :meth:`fluent_executors.stores.Store.claim`)."""
         now, expires = self._expiry(lease)
@@ -348,11 +363,19 @@ class PostgresStore(SQLStore):
         with self._calling("claim records"):
             rows = self._run(
                 f"WITH due AS (SELECT key FROM {TABLE} WHERE queue = %s AND "
-                "expires <= %s ORDER BY expires LIMIT %s FOR UPDATE SKIP LOCKED) "
+                "(expires <= %s OR owner = %s) ORDER BY expires LIMIT %s "
+                "FOR UPDATE SKIP LOCKED) "
                 f"UPDATE {TABLE} AS t SET owner = %s, expires = %s FROM due "
                 f"WHERE t.key = due.key RETURNING t.key, t.data, t.label, t.owner, "
                 "t.expires",
-                (self._queue, now, size, self._owner, expires),
+                (
+                    self._queue,
+                    now,
+                    self._owner if mine else None,
+                    size,
+                    self._owner,
+                    expires,
+                ),
             ).fetchall()
         return self._decode(rows)
 

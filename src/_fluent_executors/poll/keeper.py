@@ -249,7 +249,7 @@ class StoreKeeper:
         Raises:
             StoreError: none was taken.
         """
-        return self.store.claim(self.lease, limit)
+        return self.store.claim(self.lease, limit, mine=True)
 
     def _put_back(self, unwritten: dict[PollDescriptor[Any], str]) -> None:
         """After a failed write: those not done since are written next time."""
