@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..durable import NewRecord, RecordError
@@ -62,6 +61,8 @@ class StoreKeeper:
         self._logger = logger
         self._name = name
         self._lock = threading.Lock()
+        import uuid  # (imported here: only a poll executor with a store needs it)
+
         # Record keys: unique to this keeper, across processes and machines too.
         self._prefix, self._serials = uuid.uuid4().hex, itertools.count()
         # Entered polling, record not written yet: descriptor -> its new key.
