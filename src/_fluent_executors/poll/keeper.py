@@ -28,7 +28,10 @@ if TYPE_CHECKING:
     from ..logging import ContainedLogger
     from .descriptor import PollDescriptor
 
-__all__ = ["StoreKeeper"]
+__all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper"]
+
+# What StoreKeeper.arrived answers.
+HELD, QUEUED, WAKE = 0, 1, 2
 
 
 class StoreKeeper:
@@ -78,19 +81,23 @@ class StoreKeeper:
 
     # -- any thread ------------------------------------------------------------------
 
-    def arrived(self, descriptor: PollDescriptor[Any]) -> bool:
+    def arrived(self, descriptor: PollDescriptor[Any]) -> int:
         """``descriptor`` entered polling: its record is to be written at the
         next sync, after which it is polled.
 
         Returns:
-            ``False`` if its record is held already (:meth:`adopt`): the driver
-            polls it at once.
+            :data:`HELD` if its record is held already (:meth:`adopt`): the
+            driver polls it at once; :data:`WAKE` if it is the first to write
+            since the last sync: the driver wakes the poll thread (the next ones
+            need not, until it has synced); else :data:`QUEUED`.
         """
         with self._lock:
             if descriptor in self._keys:
-                return False
-            self._unwritten[descriptor] = f"{self._prefix}-{next(self._serials)}"
-            return True
+                return HELD
+            unwritten = self._unwritten
+            first = not unwritten
+            unwritten[descriptor] = f"{self._prefix}-{next(self._serials)}"
+            return WAKE if first else QUEUED
 
     def adopt(self, task: StoredTask, descriptor: PollDescriptor[Any]) -> bool:
         """``descriptor`` polls the claimed record ``task`` (``resume()``).

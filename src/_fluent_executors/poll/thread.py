@@ -28,6 +28,7 @@ from ..outstanding import Outstanding
 from ..scheduler import call_later
 from ..tracing import poll_call, poll_failed
 from .driver import DriverBase
+from .keeper import HELD, WAKE
 from .reports import settle_failed_poll, warn_list_changed
 
 if TYPE_CHECKING:
@@ -131,10 +132,11 @@ class PollThread(DriverBase):
         if not future.enter_polling(descriptor):  # cancelled meanwhile
             return
         keeper = self.keeper
-        if keeper is not None and keeper.arrived(descriptor):
-            with self._cond:  # the poll thread writes its record, then polls it
+        queued = HELD if keeper is None else keeper.arrived(descriptor)
+        if queued == WAKE:  # the poll thread writes its record, then polls it
+            with self._cond:
                 self._cond.notify()
-        else:
+        elif queued == HELD:
             self._arrive(descriptor)
         # It was running on the delegate when shutdown cancelled it, and that
         # cancel() was refused. It may still be in progress, its hook having looked
