@@ -115,7 +115,10 @@ def test_processes_sharing_a_postgres_store_finish_the_tasks_of_a_killed_one(
     command = [sys.executable, str(CHILD), "share", postgres_server.conninfo, queue]
     command += [str(service_path), str(SHARED_TASKS)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    victim = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
+    # (Its standard input, never written, keeps it from taking over others' tasks.)
+    victim = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+    )
     others = [
         subprocess.Popen(
             command,
@@ -136,7 +139,9 @@ def test_processes_sharing_a_postgres_store_finish_the_tasks_of_a_killed_one(
         victim.send_signal(signal.SIGKILL)
         victim.wait(CHILD_TIMEOUT)
         assert victim.stdout is not None
+        assert victim.stdin is not None
         victim.stdout.close()
+        victim.stdin.close()
     with PostgresStore(postgres_server.conninfo, queue=queue) as store:
         kept = [
             t.result
