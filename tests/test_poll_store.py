@@ -522,3 +522,22 @@ def test_a_postgres_restart_leaves_the_futures_pending_and_loses_nothing(
     messages = [r.getMessage() for r in caplog.records]
     assert len([m for m in messages if "failed to write" in m]) == 1
     assert len([m for m in messages if "works again" in m]) == 1
+
+
+def test_the_leases_of_resumed_records_are_renewed(
+    executors: list[Any], sqlite: Any
+) -> None:
+    wall = Clock()
+    sqlite(clock=wall).add([NewRecord("k", "t")], LEASE)
+    wall.now += LEASE
+    store = sqlite(recording=True, clock=wall)
+    with virtual_time() as clock:
+        executor = PollExecutor(
+            Executors.sync(), waiting_poll(queue.Queue()), store=store, lease=30.0
+        )
+        executors.append(executor)
+        assert len(executor.resume()) == 1  # its first records: no add before
+
+        assert store.next("renew") == 30.0  # at once
+        clock.advance(10.0)
+        assert store.next("renew") == 30.0  # and every third of the lease

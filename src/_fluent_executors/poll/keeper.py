@@ -139,15 +139,17 @@ class StoreKeeper:
         timeout = self.wait_timeout(now)
         return timeout is not None and timeout <= 0.0
 
+    def _renewal_at(self) -> float:
+        """When the leases are due for renewal (the driver's clock): a third of
+        the lease after the last renewal, or at once for records claimed before
+        any (``resume()`` first)."""
+        renewed_at = self._renewed_at
+        return -math.inf if renewed_at is None else renewed_at + self.lease / 3
+
     def renewal_due(self, now: float) -> bool:
         """Whether the leases are due for renewal at ``now`` (the driver's
         clock): the driver begins no round before (a lease may have run out)."""
-        renewed_at = self._renewed_at
-        return (
-            bool(self._held)
-            and renewed_at is not None
-            and now >= max(renewed_at + self.lease / 3, self._retry_at)
-        )
+        return bool(self._held) and now >= max(self._renewal_at(), self._retry_at)
 
     def wait_timeout(self, now: float) -> float | None:
         """Seconds from ``now`` (the driver's clock) until the next sync: at once
@@ -155,8 +157,8 @@ class StoreKeeper:
         after a failure not before the retry interval; ``None``: nothing to do."""
         if self.pending():
             due_at = -math.inf
-        elif self._held and self._renewed_at is not None:
-            due_at = self._renewed_at + self.lease / 3
+        elif self._held:
+            due_at = self._renewal_at()
         else:
             return None
         return max(max(due_at, self._retry_at) - now, 0.0)
@@ -200,9 +202,7 @@ class StoreKeeper:
         if removals and self._call("remove", self.store.remove, removals) is None:
             with self._lock:
                 self._removals[:0] = removals
-        if self._held and (
-            self._renewed_at is None or now >= self._renewed_at + self.lease / 3
-        ):
+        if self._held and now >= self._renewal_at():
             self._renew(now)
         return written
 
