@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nox
 
-PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
 
 nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
 # A Python that is not installed is skipped, also on CI.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -224,14 +225,25 @@ class AsyncioExecutor(DelegatingExecutor[R]):
 def _current_loop() -> asyncio.AbstractEventLoop | None:
     """The loop running in this thread, else the loop set for it with
     :func:`asyncio.set_event_loop`, else ``None``: never a new loop, and no
-    ``DeprecationWarning`` (which ``asyncio.get_event_loop()`` gives on Python 3.12+
-    where it would make one)."""
+    ``DeprecationWarning``.
+
+    From Python 3.14 on, :func:`asyncio.get_event_loop` does just that (it no
+    longer makes a loop, and raises ``RuntimeError`` where none is set), and the
+    event loop policies it used to be read through are deprecated (gone in 3.16).
+    Before 3.14 ``asyncio.get_event_loop()`` would make a loop, with a
+    ``DeprecationWarning`` on 3.12 and 3.13: there the default policy's loop for
+    the thread is read without it."""
     import asyncio
 
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
         pass
+    if sys.version_info >= (3, 14):
+        try:
+            return asyncio.get_event_loop()
+        except RuntimeError:
+            return None
     policy = asyncio.get_event_loop_policy()
     if isinstance(policy, asyncio.DefaultEventLoopPolicy):
         # What get_event_loop() would return, read without making a loop.
