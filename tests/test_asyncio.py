@@ -312,3 +312,12 @@ def test_the_poll_executor_can_be_driven_from_a_coroutine() -> None:
         assert run(main()) == ["a finished", "b finished"]
     finally:
         executor.shutdown()
+
+
+def test_map_waits_for_the_delegates_results_in_order(thread_pool: Executor) -> None:
+    executor = AsyncioExecutor(thread_pool)
+
+    results = executor.map(pow, [2, 3, 4], [2, 2, 2], buffersize=2)
+
+    assert list(results) == [4, 9, 16]
+    assert executor.stats().submitted == 3  # (each counted done by a callback)

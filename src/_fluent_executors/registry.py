@@ -79,6 +79,12 @@ EXECUTORS: tuple[Row, ...] = (
         "ProcessPoolExecutor",
         "processpool",
     ),
+    _base(
+        "interpreter_pool",
+        "_fluent_executors.interpreter_pool",
+        "InterpreterPoolExecutor",
+        "interpreterpool",
+    ),
     _base("sync", ".sync", "SyncExecutor", "sync"),
     _base("dask", ".dask", "DaskExecutor", "dask"),
     _base("ray", ".ray", "RayExecutor", "ray"),

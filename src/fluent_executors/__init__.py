@@ -43,6 +43,7 @@ from .executors import Executors
 if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
     from _fluent_executors.errors import TimeoutCancelledError
     from _fluent_executors.fluent import FluentExecutor, SameResult
+    from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
     from _fluent_executors.logging import TRACE
     from _fluent_executors.process_pool import ProcessPoolExecutor
     from _fluent_executors.progress import progress
@@ -103,6 +104,7 @@ __all__ = [
     "Executors",
     "FlatMapExecutor",
     "FluentExecutor",
+    "InterpreterPoolExecutor",
     "MapExecutor",
     "PollDescriptor",
     "PollExecutor",

@@ -16,6 +16,7 @@ from _fluent_executors.registry import EXECUTORS, install, method_for
 
 if TYPE_CHECKING:
     from _fluent_executors.fluent import FluentExecutor, SameResult
+    from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
     from _fluent_executors.process_pool import ProcessPoolExecutor
 
     from .asyncio import AsyncioExecutor
@@ -63,6 +64,7 @@ class Executors:
         # pass through to them as given (positional stay positional).
         thread_pool = staticmethod(ThreadPoolExecutor)
         process_pool = staticmethod(ProcessPoolExecutor)
+        interpreter_pool = staticmethod(InterpreterPoolExecutor)
     else:
 
         @staticmethod
@@ -110,6 +112,33 @@ class Executors:
                 *args,
                 name=name,
                 **kwargs,
+            )
+
+        @staticmethod
+        def interpreter_pool(
+            max_workers: int | None = None,
+            thread_name_prefix: str = "",
+            initializer: Callable[..., object] | None = None,
+            initargs: tuple[Any, ...] = (),
+            *,
+            name: str = "default",
+        ) -> InterpreterPoolExecutor:
+            """Return a new :class:`~fluent_executors.InterpreterPoolExecutor`
+            (Python 3.14 and later): the arguments of
+            :class:`concurrent.futures.InterpreterPoolExecutor`, and ``name``.
+
+            Raises:
+                NotImplementedError: before Python 3.14.
+                TypeError: ``name`` is not a ``str``; ``max_workers`` is not an
+                    ``int`` (nor ``None``).
+                ValueError: ``max_workers`` is not positive.
+
+            .. versionadded:: 0.2.0
+            """
+            from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
+
+            return InterpreterPoolExecutor(
+                max_workers, thread_name_prefix, initializer, initargs, name=name
             )
 
     if TYPE_CHECKING:
