@@ -8,7 +8,7 @@ import concurrent.futures
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .counts import open_counts
 from .library_pool import LibraryPool, check_max_workers, needs_python
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from .stats import ExecutorStats
 
 __all__ = ["ProcessPoolExecutor"]
+
+T = TypeVar("T")
 
 
 class ProcessPoolExecutor(LibraryPool, concurrent.futures.ProcessPoolExecutor):
@@ -53,14 +55,15 @@ class ProcessPoolExecutor(LibraryPool, concurrent.futures.ProcessPoolExecutor):
         super().__init__(*args, **kwargs)
         self._counts = open_counts(self, "processpool", name)
 
-    def map(
+    # A process pool's result type is always SameResult: one signature serves.
+    def map(  # type: ignore[override]  # pyright: ignore[reportIncompatibleMethodOverride]
         self,
-        fn: Callable[..., Any],
+        fn: Callable[..., T],
         *iterables: Iterable[Any],
         timeout: float | None = None,
         chunksize: int = 1,
         buffersize: int | None = None,
-    ) -> Iterator[Any]:
+    ) -> Iterator[T]:
         """:meth:`FluentExecutor.map <fluent_executors.FluentExecutor.map>`, with
         the calls sent to the worker processes ``chunksize`` at a time, as the
         standard process pool does: one submit per chunk, and ``buffersize``
@@ -138,9 +141,7 @@ def _chunks(
         yield chunk
 
 
-def _call_chunk(
-    fn: Callable[..., Any], chunk: tuple[tuple[Any, ...], ...]
-) -> list[Any]:
+def _call_chunk(fn: Callable[..., T], chunk: tuple[tuple[Any, ...], ...]) -> list[T]:
     """In a worker process: ``fn(*args)`` for each ``args`` of ``chunk``."""
     return [fn(*args) for args in chunk]
 
