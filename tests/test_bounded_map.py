@@ -9,6 +9,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeoutError
 from typing import Any
 
 import pytest
@@ -91,7 +92,7 @@ def test_a_result_not_in_time_raises_timeout_error_and_cancels_the_rest() -> Non
     executor = Executors.with_cancel_on_shutdown(delegate)
     results = executor.map(str, range(3), timeout=0)
 
-    with pytest.raises(TimeoutError):
+    with pytest.raises(FuturesTimeoutError):  # the builtin one from 3.11 on
         next(results)
     assert all(future.cancelled() for future in delegate.futures)
 

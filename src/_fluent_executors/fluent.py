@@ -178,8 +178,9 @@ class FluentExecutor(Executor, Generic[R]):
             TypeError: ``buffersize`` is neither an ``int`` nor ``None``.
             ValueError: ``buffersize`` is less than 1.
             RuntimeError: the executor has been shut down (from ``submit``).
-            TimeoutError: (from the iterator) a result did not come within
-                ``timeout``.
+            concurrent.futures.TimeoutError: (from the iterator; the builtin
+                :class:`TimeoutError` from Python 3.11 on) a result did not come
+                within ``timeout``.
             Exception: (from the iterator) what a call raised, when its result
                 is taken.
 
