@@ -310,6 +310,33 @@ def test_exceptions_arrive_unchanged(chain, make):
 
 
 @every_chain
+@pytest.mark.parametrize("buffersize", [None, 2])
+def test_map_gives_the_results_in_order_at_most_buffersize_ahead(
+    chain, make, buffersize
+):
+    executor = make(chain).outer
+    drawn = 0
+
+    def arguments() -> Iterator[int]:
+        nonlocal drawn
+        for n in range(8):
+            drawn += 1  # map submits each argument as it draws it
+            yield n
+
+    results = executor.map(square, arguments(), buffersize=buffersize)
+    ahead = [drawn]  # submitted, less the results taken: at each step
+    taken = []
+    for result in results:
+        taken.append(result)
+        ahead.append(drawn - len(taken))
+
+    assert taken == [n * n for n in range(8)]
+    assert ahead[0] == (8 if buffersize is None else buffersize)
+    assert max(ahead) == ahead[0]
+    assert_settled(executor)
+
+
+@every_chain
 def test_bound_callable_submits_to_the_executor(chain, make):
     executor = make(chain).outer
     error = WorkError("the work failed")

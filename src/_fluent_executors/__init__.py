@@ -2,8 +2,10 @@
 # line and the lines below it (tests/test_layers.py reads this sketch and checks it;
 # every module of the package is on it). Modules first, then what they are.
 #
-#   progress process_pool           progress(); ProcessPoolExecutor (it imports
-#                                   multiprocessing: imported on first use)
+#   progress process_pool interpreter_pool
+#                                   progress(); ProcessPoolExecutor (it imports
+#                                   multiprocessing: imported on first use);
+#                                   InterpreterPoolExecutor (3.14+, the same)
 #   aio                             the async executors' machinery (a package of
 #                                   its own layers: facade > executor > layers
 #                                   > driver)
@@ -32,7 +34,8 @@
 #   resolvable waiters              ProxyFuture's base: the standard future API
 #                                   over one lock, resolved once; what it holds
 #                                   of waiters and done callbacks
-#   callbacks                       running users' callbacks (contained, flat)
+#   callbacks bounded_map           running users' callbacks (contained, flat);
+#                                   Executor.map with buffersize, on every Python
 #   logging                         the contained logger; per-future records (TRACE)
 #   stdlib_compat public            what is read of CPython beyond its API: private
 #                                   names, its version, its GIL (the portable mode);

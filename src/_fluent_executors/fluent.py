@@ -3,7 +3,7 @@ the result type that passes down a chain of them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, final, overload
 
@@ -109,6 +109,83 @@ class FluentExecutor(Executor, Generic[R]):
         .. versionadded:: 0.2.0
         """
         return self._counts.stats()
+
+    # An executor whose futures have its own result type R (a map executor and
+    # what wraps it) maps to R: a narrower promise than Executor.map's.
+    @overload  # type: ignore[override]
+    def map(
+        self: FluentExecutor[SameResult],
+        fn: Callable[..., T],
+        *iterables: Iterable[Any],
+        timeout: float | None = None,
+        chunksize: int = 1,
+        buffersize: int | None = None,
+    ) -> Iterator[T]: ...
+
+    @overload
+    def map(
+        self,
+        fn: Callable[..., object],
+        *iterables: Iterable[Any],
+        timeout: float | None = None,
+        chunksize: int = 1,
+        buffersize: int | None = None,
+    ) -> Iterator[R]: ...
+
+    def map(
+        self,
+        fn: Callable[..., Any],
+        *iterables: Iterable[Any],
+        timeout: float | None = None,
+        chunksize: int = 1,
+        buffersize: int | None = None,
+    ) -> Iterator[Any]:
+        """Submit ``fn(*args)`` for each ``args`` of ``zip(*iterables)``; return
+        an iterator of the results, in that order: :meth:`Executor.map
+        <concurrent.futures.Executor.map>` as Python 3.14 defines it, on every
+        Python.
+
+        The calls are submitted through this executor (its whole chain); with a
+        ``buffersize``, only that many ahead of the consumer: the first
+        ``buffersize`` before ``map`` returns, then one more each time a result
+        is taken, so that a long or endless iterable is read as the results are
+        used. The iterator holds the executor by a weak reference only; closing
+        it (or taking a result that raises) cancels the calls not yet taken.
+
+        Args:
+            fn: the callable, taking one argument from each iterable.
+            iterables: the arguments.
+            timeout: seconds from this call within which every result must come
+                (``None``: no limit).
+            chunksize: the calls a process pool sends to a worker process at once
+                (:class:`~fluent_executors.ProcessPoolExecutor`); ignored by the
+                other executors, as by the standard ones.
+            buffersize: the most calls submitted whose results have not been
+                taken (``None``: every call is submitted at once).
+
+        Returns:
+            An ``Iterator[T]`` for a ``fn`` returning ``T``; an ``Iterator[R]`` if
+            this executor's result type ``R`` is not
+            :class:`~fluent_executors.SameResult`.
+
+        Raises:
+            TypeError: ``buffersize`` is neither an ``int`` nor ``None``.
+            ValueError: ``buffersize`` is less than 1.
+            RuntimeError: the executor has been shut down (from ``submit``).
+            concurrent.futures.TimeoutError: (from the iterator; the builtin
+                :class:`TimeoutError` from Python 3.11 on) a result did not come
+                within ``timeout``.
+            Exception: (from the iterator) what a call raised, when its result
+                is taken.
+
+        .. versionadded:: 0.2.0
+           ``buffersize``, on every Python (the standard ``map`` has it from 3.14
+           on).
+        """
+        # On first use: importing the package imports this module.
+        from .bounded_map import bounded_map
+
+        return bounded_map(self, _submit_one(fn), iterables, timeout, buffersize)
 
     def _repr_fields(self) -> dict[str, object]:
         """This executor's own key parameters, which :meth:`describe` shows after
@@ -455,6 +532,17 @@ class FluentExecutor(Executor, Generic[R]):
         from fluent_executors.bind import flat_bound
 
         return flat_bound(self, fn)
+
+
+def _submit_one(
+    fn: Callable[..., T],
+) -> Callable[[Executor, tuple[Any, ...]], Future[T]]:
+    """What ``map`` submits for each tuple of arguments: ``fn(*args)``."""
+
+    def submit(executor: Executor, args: tuple[Any, ...]) -> Future[T]:
+        return executor.submit(fn, *args)
+
+    return submit
 
 
 def name_of(executor: Executor, name: str | None = None) -> str:

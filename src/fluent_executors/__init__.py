@@ -53,6 +53,9 @@ if TYPE_CHECKING:
     from _fluent_executors.fluent import (
         SameResult as SameResult,
     )
+    from _fluent_executors.interpreter_pool import (
+        InterpreterPoolExecutor as InterpreterPoolExecutor,
+    )
     from _fluent_executors.logging import TRACE as TRACE
     from _fluent_executors.process_pool import (
         ProcessPoolExecutor as ProcessPoolExecutor,

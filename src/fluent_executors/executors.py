@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import distributed
 
     from _fluent_executors.fluent import FluentExecutor, SameResult
+    from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
     from _fluent_executors.process_pool import ProcessPoolExecutor
 
     from .asyncio import AsyncioExecutor
@@ -126,6 +127,36 @@ class Executors:
             options["max_tasks_per_child"] = max_tasks_per_child
         return ProcessPoolExecutor(
             max_workers, mp_context, initializer, initargs, name=name, **options
+        )
+
+    @staticmethod
+    def interpreter_pool(
+        max_workers: int | None = None,
+        thread_name_prefix: str = "",
+        initializer: Callable[..., object] | None = None,
+        initargs: tuple[Any, ...] = (),
+        *,
+        name: str = "default",
+    ) -> InterpreterPoolExecutor:
+        """Return a new :class:`~fluent_executors.InterpreterPoolExecutor`
+        (Python 3.14 and later).
+
+        The arguments are those of
+        :class:`concurrent.futures.InterpreterPoolExecutor`, and ``name``; a
+        ``thread_name_prefix`` not given (or empty) is ``fluent-executors-<name>``.
+
+        Raises:
+            NotImplementedError: before Python 3.14.
+            TypeError: ``name`` is not a ``str``; ``max_workers`` is not an ``int``
+                (nor ``None``).
+            ValueError: ``max_workers`` is less than 1.
+
+        .. versionadded:: 0.2.0
+        """
+        from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
+
+        return InterpreterPoolExecutor(
+            max_workers, thread_name_prefix, initializer, initargs, name=name
         )
 
     @staticmethod
