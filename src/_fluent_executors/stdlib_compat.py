@@ -9,7 +9,7 @@ flag beside it says so. Three flags decide, once, at import:
 - :data:`OWN_POOL_ITEMS`: the library's thread pool queues work items of its own
   (one future per submit instead of the standard future and a proxy that follows
   it) only on the CPython versions whose pool code tests/test_pools.py checks,
-  3.10 to 3.13; on any other version it takes the standard ``submit``.
+  3.10 to 3.15; on any other version it takes the standard ``submit``.
 - :data:`LIGHT_FUTURES`: :class:`~fluent_executors.ProxyFuture` keeps lighter
   fields (its lock as its ``_condition``, its ``_waiters`` without a list, a
   :class:`LightCondition` made on the first blocking wait), and a done standard
@@ -47,7 +47,7 @@ import threading
 from concurrent.futures import CancelledError, Future
 
 # The names of concurrent.futures' states, and wait()'s named tuple, which the
-# package does not export; unchanged from 3.10 to 3.13, and read where a future's
+# package does not export; unchanged from 3.10 to 3.15, and read where a future's
 # state is compared (a string comparison, cheaper than a method call per future).
 from concurrent.futures._base import (
     CANCELLED,
@@ -88,7 +88,7 @@ PORTABLE_SWITCH = "FLUENT_EXECUTORS_PORTABLE"
 """The environment variable that, set to ``1`` at import, selects the portable
 mode."""
 
-KNOWN_VERSIONS = ((3, 10), (3, 13))
+KNOWN_VERSIONS = ((3, 10), (3, 15))
 """The first and last CPython versions whose private fields the fast paths read."""
 
 
@@ -157,11 +157,14 @@ through ``thread_pool(8).with_map(str).with_map(len)`` and 1.54x for
 bench/fast_paths.py``, two runs; 100,000 futures, on a loaded 2-core machine)."""
 
 
+_CONDITION_LOCKED = sys.version_info >= (3, 14)  # Condition.locked, bound as a field
+
+
 class LightCondition(threading.Condition):
     """A ``threading.Condition`` over a proxy future's ``RLock``, made quickly
     (only where :data:`LIGHT_FUTURES`): ``Condition.__init__`` looks each of the
     lock's methods up in a try statement; this sets the fields that Condition's
-    methods read directly, as Condition binds them (3.10 to 3.13;
+    methods read directly, as Condition binds them (3.10 to 3.15;
     tests/test_future.py fails if a version's Condition has other fields)."""
 
     def __init__(self, lock: Any) -> None:  # instead of Condition.__init__
@@ -172,6 +175,8 @@ class LightCondition(threading.Condition):
         self._acquire_restore = lock._acquire_restore
         self._is_owned = lock._is_owned
         self._waiters: Any = collections.deque()
+        if _CONDITION_LOCKED:
+            self.locked = lock.locked
 
 
 def done_failure(future: Future[Any]) -> tuple[bool, BaseException | None]:
