@@ -1,15 +1,17 @@
 """The counts that every executor keeps, always: what its ``stats()`` reports and
 what its metrics are fed from.
 
-Each executor owns one :class:`Counts`: plain integers, incremented where the event
-happens, with no lock of their own. On CPython 3.10 and later, ``counts.x += 1`` on
-an attribute of a ``__slots__`` object runs from its read to its write without a
-switch of thread (the interpreter checks for a switch at calls and backward jumps,
-and an int allocates nothing the garbage collector tracks), so no increment is lost
-(eight threads adding a million each, switching every microsecond, lose none on
-3.10 to 3.13). Where a lock of the executor is held already (a throttle's or rate
-limit's queue), the increment is made under it. On a free-threaded build an
-increment may be lost under contention.
+Each executor owns one :class:`Counts`: plain integers, each changed by one method
+of it, called where the event happens. Where a GIL runs the threads one at a time
+(:data:`~_fluent_executors.stdlib_compat.LOCK_FREE`), the methods take no lock: on
+CPython 3.10 and later, ``self.x += 1`` on an attribute of a ``__slots__`` object
+runs from its read to its write without a switch of thread (the interpreter
+checks for a switch at calls and backward jumps, and an int allocates nothing the
+garbage collector tracks), so no increment is lost (eight threads adding a
+million each, switching every microsecond, lose none on 3.10 to 3.15). Elsewhere
+(a free-threaded build, and the portable mode, which tests this path)
+:func:`open_counts` makes a :class:`LockedCounts`, whose every method holds the
+counts' lock: two threads incrementing at once could otherwise lose one.
 
 The metric exporters (:mod:`_fluent_executors.metrics`) are fed by the same events,
 through the same calls: ``Counts.metrics`` is the executor's ``ExecutorMetrics``
@@ -28,13 +30,14 @@ The snapshots (:mod:`_fluent_executors.stats`) are imported when first asked for
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .metrics import ExecutorMetrics, for_executor
-from .stdlib_compat import done_failure
+from .stdlib_compat import LOCK_FREE, done_failure
 
 if TYPE_CHECKING:
     import asyncio
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
     from .resolvable import ResolvableFuture
     from .stats import ExecutorStats
 
-__all__ = ["Counts", "open_counts"]
+__all__ = ["Counts", "LockedCounts", "open_counts"]
 
 
 class Counts:
@@ -55,6 +58,7 @@ class Counts:
     """
 
     __slots__ = (
+        "_lock",
         "attempts",
         "cancelled",
         "counts_running",
@@ -92,6 +96,7 @@ class Counts:
         # Made once: add_done_callback(self._done) would make a bound method per
         # future.
         self.done_callback = self._done
+        self._lock = threading.RLock()  # what LockedCounts holds: one per executor
 
     # -- futures ----------------------------------------------------------------------
 
@@ -137,14 +142,21 @@ class Counts:
             metrics.submitted()
         future.add_done_callback(partial(self._asyncio_done, time.perf_counter()))
 
+    def ended(self, failed: bool, cancelled: bool) -> None:
+        """A future is done: ``failed`` with an exception, or ``cancelled``, or
+        neither. A future of the library calls it itself, under its own lock, as it
+        is resolved."""
+        self.done += 1
+        if failed:
+            self.failed += 1
+        elif cancelled:
+            self.cancelled += 1
+
     def _done(self, future: Future[Any]) -> None:
         """Count the done standard ``future``."""
-        self.done += 1
         cancelled, exception = done_failure(future)
-        if cancelled:  # CANCELLED while its done callbacks run
-            self.cancelled += 1
-        elif exception is not None:
-            self.failed += 1
+        # cancelled: CANCELLED while its done callbacks run
+        self.ended(exception is not None, cancelled)
 
     def _timed_done(self, since: float, future: Future[Any]) -> None:
         """:meth:`_done`, and the metrics of a future tracked since ``since``."""
@@ -153,11 +165,8 @@ class Counts:
 
     def _asyncio_done(self, since: float, future: asyncio.Future[Any]) -> None:
         """Count the done asyncio ``future``, tracked since ``since``."""
-        self.done += 1
-        if future.cancelled():
-            self.cancelled += 1
-        elif future.exception() is not None:
-            self.failed += 1
+        cancelled = future.cancelled()
+        self.ended(not cancelled and future.exception() is not None, cancelled)
         self._record(since, future)
 
     def record_end(self, future: ResolvableFuture[Any]) -> None:
@@ -175,7 +184,22 @@ class Counts:
         else:
             metrics.ended(seconds, future.exception() is not None, False)
 
+    def running_changed(self, delta: int) -> None:
+        """A worker of a pool started (``delta`` 1) or ended (-1) a callable."""
+        self.running += delta
+
     # -- the events of one kind of executor, also recorded as metrics -----------------
+
+    def attempted(self) -> None:
+        """A retry executor submitted an attempt to its delegate."""
+        self.attempts += 1
+
+    def retry_changed(self, retries: int, waiting: int) -> None:
+        """A retry executor scheduled ``retries`` more attempts (0 or 1), and has
+        ``waiting`` more futures (1, 0 or -1) waiting for their next attempt (its
+        ``pending``)."""
+        self.retries += retries
+        self.pending += waiting
 
     def poll_called(self, start: float, error: bool) -> None:
         """The poll function was called once, from ``start`` (``perf_counter()``,
@@ -247,6 +271,63 @@ class Counts:
         return ExecutorStats(**self.fields())
 
 
+class LockedCounts(Counts):
+    """:class:`Counts` whose every change holds the counts' lock: made where no GIL
+    runs the threads one at a time, and in the portable mode (see the module's
+    docstring). Re-entrant: :meth:`track` may count a future done at once, from
+    inside."""
+
+    __slots__ = ()
+
+    def adopt(self, future: ProxyFuture[Any]) -> None:
+        with self._lock:
+            super().adopt(future)
+
+    def unadopt(self, future: ProxyFuture[Any]) -> None:
+        with self._lock:
+            super().unadopt(future)
+
+    def track(self, future: Future[Any]) -> None:
+        with self._lock:
+            super().track(future)
+
+    def track_asyncio(self, future: asyncio.Future[Any]) -> None:
+        with self._lock:
+            super().track_asyncio(future)
+
+    def ended(self, failed: bool, cancelled: bool) -> None:
+        with self._lock:
+            super().ended(failed, cancelled)
+
+    def running_changed(self, delta: int) -> None:
+        with self._lock:
+            super().running_changed(delta)
+
+    def attempted(self) -> None:
+        with self._lock:
+            super().attempted()
+
+    def retry_changed(self, retries: int, waiting: int) -> None:
+        with self._lock:
+            super().retry_changed(retries, waiting)
+
+    def poll_called(self, start: float, error: bool) -> None:
+        with self._lock:
+            super().poll_called(start, error)
+
+    def poll_overran(self) -> None:
+        with self._lock:
+            super().poll_overran()
+
+    def timeout_fired(self) -> None:
+        with self._lock:
+            super().timeout_fired()
+
+    def queued(self, delta: int) -> None:
+        with self._lock:
+            super().queued(delta)
+
+
 def open_counts(
     executor: object, kind: str, name: str, *, counts_running: bool = False
 ) -> Counts:
@@ -261,4 +342,5 @@ def open_counts(
         counts_running: whether the executor keeps ``running`` up to date (else
             ``pending``).
     """
-    return Counts(kind, name, for_executor(executor, kind, name), counts_running)
+    make = Counts if LOCK_FREE else LockedCounts
+    return make(kind, name, for_executor(executor, kind, name), counts_running)

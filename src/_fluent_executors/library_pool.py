@@ -42,11 +42,11 @@ def _run_counted(
     the future, which nobody holds, is cancelled instead)."""
     if submit.abandoned:
         raise concurrent.futures.CancelledError
-    counts.running += 1
+    counts.running_changed(1)
     try:
         return fn(*args, **kwargs)
     finally:
-        counts.running -= 1
+        counts.running_changed(-1)
 
 
 def check_max_workers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

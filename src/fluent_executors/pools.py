@@ -85,7 +85,7 @@ class _WorkItem:
         if not future.set_running_or_notify_cancel():
             return
         counts = self.counts
-        counts.running += 1
+        counts.running_changed(1)
         context = self.context
         try:
             if context is None:
@@ -93,11 +93,11 @@ class _WorkItem:
             else:
                 result = context.run(self.fn, *self.args, **self.kwargs)
         except BaseException as error:
-            counts.running -= 1
+            counts.running_changed(-1)
             future._try_resolve(FINISHED, None, error, "add_exception")
             del future, self  # no reference cycle through the traceback
         else:
-            counts.running -= 1
+            counts.running_changed(-1)
             # (Not set_result: a future a user resolved meanwhile must not raise
             # InvalidStateError here, which would end the worker thread.)
             future._try_resolve(FINISHED, result, None, "add_result")

@@ -95,7 +95,7 @@ class _RetryFuture(ProxyFuture[T]):
             self._attempt_span = fn.span
         upstream = self._executor._submit_to_delegate(fn, self._args, self._kwargs)
         counts = self._executor._counts
-        counts.attempts += 1
+        counts.attempted()
         if not self._attempts:  # the first: submit() returns this future
             counts.adopt(self)
         self._attempts += 1
@@ -112,7 +112,7 @@ class _RetryFuture(ProxyFuture[T]):
             self._timer = None
             self._phase = _SUBMITTING
         counts = self._executor._counts
-        counts.pending -= 1  # out of _WAITING
+        counts.retry_changed(0, -1)  # out of _WAITING
         metrics = counts.metrics
         if metrics is not None:
             metrics.retry_attempt()
@@ -198,9 +198,7 @@ class _RetryFuture(ProxyFuture[T]):
                 if not stopped and not self.done():
                     self._timer = call_later(delay, self._retry, may_block=True)
                     self._phase = _WAITING
-                    counts = self._executor._counts
-                    counts.retries += 1
-                    counts.pending += 1
+                    self._executor._counts.retry_changed(1, 1)
         except BaseException as error:  # the scheduler's thread could not start
             self._executor._log_failure(
                 logging.ERROR,
@@ -239,7 +237,7 @@ class _RetryFuture(ProxyFuture[T]):
             phase, timer, upstream = self._phase, self._timer, self._upstream
             if phase == _WAITING:  # out of it: the future is cancelled next
                 self._phase = _DECIDING
-                self._executor._counts.pending -= 1
+                self._executor._counts.retry_changed(0, -1)
         if phase == _WAITING:  # nothing runs: the next attempt is not made
             if timer is not None:
                 timer.cancel()
