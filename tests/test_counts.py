@@ -17,7 +17,14 @@ import pytest
 from test_init import run_python
 from wrapper_doubles import TIMEOUT
 
-from _fluent_executors.counts import Counts, LockedCounts, open_counts
+from _fluent_executors.counts import (
+    Counts,
+    EventCount,
+    LockedCounts,
+    LockedEventCount,
+    event_count,
+    open_counts,
+)
 from _fluent_executors.stdlib_compat import GIL, LOCK_FREE
 
 THREADS = 8
@@ -54,15 +61,19 @@ def in_threads(work: Callable[[], object]) -> None:
 def test_the_counts_take_a_lock_exactly_where_no_gil_makes_increments_atomic() -> None:
     counts = open_counts(Executor(), "threadpool", "n")
     assert type(counts) is (Counts if LOCK_FREE else LockedCounts)
+    assert type(event_count()) is (EventCount if LOCK_FREE else LockedEventCount)
 
 
 def test_the_portable_mode_counts_under_a_lock() -> None:
     code = (
         "from concurrent.futures import Executor\n"
-        "from _fluent_executors.counts import open_counts\n"
-        "print(type(open_counts(Executor(), 'retry', 'n')).__name__)"
+        "from _fluent_executors.counts import event_count, open_counts\n"
+        "print(type(open_counts(Executor(), 'retry', 'n')).__name__,\n"
+        "      type(event_count()).__name__)"
     )
-    assert run_python(code, FLUENT_EXECUTORS_PORTABLE="1") == "LockedCounts"
+    assert run_python(code, FLUENT_EXECUTORS_PORTABLE="1") == (
+        "LockedCounts LockedEventCount"
+    )
 
 
 @pytest.mark.parametrize(
@@ -78,13 +89,14 @@ def test_no_count_is_lost_by_threads_counting_at_once(
     make: type[Counts], switching_often: None
 ) -> None:
     counts = make("retry", "n", None)
+    events = EventCount() if make is Counts else LockedEventCount()
 
     def work() -> None:
         for i in range(EACH):
             counts.ended(i % 3 == 1, i % 3 == 2)
             counts.running_changed(1)
-            counts.attempted()
-            counts.retry_changed(1, 1)
+            counts.pending_changed(1)
+            events.add()
             counts.running_changed(-1)
 
     in_threads(work)
@@ -93,7 +105,7 @@ def test_no_count_is_lost_by_threads_counting_at_once(
     assert counts.done == total
     assert counts.failed == THREADS * len(range(1, EACH, 3))
     assert counts.cancelled == THREADS * len(range(2, EACH, 3))
-    assert counts.attempts == counts.retries == counts.pending == total
+    assert counts.pending == events.value == total
     assert counts.running == 0
 
 
@@ -137,3 +149,4 @@ def test_every_method_that_changes_a_count_holds_the_lock_when_locked() -> None:
     }
     assert changing  # the check reads what it should
     assert changing <= set(vars(LockedCounts))
+    assert "add" in vars(LockedEventCount)

@@ -13,6 +13,11 @@ million each, switching every microsecond, lose none on 3.10 to 3.15). Elsewhere
 :func:`open_counts` makes a :class:`LockedCounts`, whose every method holds the
 counts' lock: two threads incrementing at once could otherwise lose one.
 
+What only one kind of executor counts, it keeps itself, in an
+:class:`EventCount` each (:func:`event_count`, lock-free or locked alike): a
+retry executor its attempts and retries, a timeout executor its timeouts fired,
+a poll driver its calls of the poll function.
+
 The metric exporters (:mod:`_fluent_executors.metrics`) are fed by the same events,
 through the same calls: ``Counts.metrics`` is the executor's ``ExecutorMetrics``
 when a backend is on, and each event that the metrics record is passed on to it
@@ -46,7 +51,7 @@ if TYPE_CHECKING:
     from .resolvable import ResolvableFuture
     from .stats import ExecutorStats
 
-__all__ = ["Counts", "LockedCounts", "open_counts"]
+__all__ = ["Counts", "EventCount", "LockedCounts", "event_count", "open_counts"]
 
 
 class Counts:
@@ -54,12 +59,12 @@ class Counts:
 
     Each executor keeps either ``pending`` or ``running`` up to date, as
     ``counts_running`` says; :meth:`fields` derives the other one from the futures
-    not done. The other fields are those of one kind of executor, 0 on the others.
+    not done. What only one kind of executor counts (a retry executor's attempts,
+    a poll executor's calls) it keeps itself, in an :class:`EventCount` each.
     """
 
     __slots__ = (
         "_lock",
-        "attempts",
         "cancelled",
         "counts_running",
         "done",
@@ -69,13 +74,8 @@ class Counts:
         "metrics",
         "name",
         "pending",
-        "poll_errors",
-        "poll_timeouts",
-        "polls",
-        "retries",
         "running",
         "submitted",
-        "timeouts",
     )
 
     def __init__(
@@ -91,8 +91,6 @@ class Counts:
         self.counts_running = counts_running
         self.submitted = self.done = self.failed = self.cancelled = 0
         self.pending = self.running = 0
-        self.polls = self.poll_errors = self.poll_timeouts = 0
-        self.attempts = self.retries = self.timeouts = 0
         # Made once: add_done_callback(self._done) would make a bound method per
         # future.
         self.done_callback = self._done
@@ -188,40 +186,10 @@ class Counts:
         """A worker of a pool started (``delta`` 1) or ended (-1) a callable."""
         self.running += delta
 
-    # -- the events of one kind of executor, also recorded as metrics -----------------
-
-    def attempted(self) -> None:
-        """A retry executor submitted an attempt to its delegate."""
-        self.attempts += 1
-
-    def retry_changed(self, retries: int, waiting: int) -> None:
-        """A retry executor scheduled ``retries`` more attempts (0 or 1), and has
-        ``waiting`` more futures (1, 0 or -1) waiting for their next attempt (its
-        ``pending``)."""
-        self.retries += retries
-        self.pending += waiting
-
-    def poll_called(self, start: float, error: bool) -> None:
-        """The poll function was called once, from ``start`` (``perf_counter()``,
-        read only while metrics are on) until now, and raised if ``error``."""
-        self.polls += 1
-        if error:
-            self.poll_errors += 1
-        metrics = self.metrics
-        if metrics is not None:
-            metrics.poll(time.perf_counter() - start, error)
-
-    def poll_overran(self) -> None:
-        """A call of the poll function has run longer than its ``poll_timeout``."""
-        self.poll_timeouts += 1
-        if self.metrics is not None:
-            self.metrics.poll_timeout()
-
-    def timeout_fired(self) -> None:
-        """A timeout expired; its future is about to be cancelled."""
-        self.timeouts += 1
-        if self.metrics is not None:
-            self.metrics.timeout_fired()
+    def pending_changed(self, delta: int) -> None:
+        """``delta`` more futures wait (1) or one fewer (-1), where the executor
+        counts ``pending`` itself (a retry executor's, waiting for an attempt)."""
+        self.pending += delta
 
     def queued(self, delta: int) -> None:
         """The queue of a throttle or rate limit grew by ``delta`` (or shrank);
@@ -303,29 +271,49 @@ class LockedCounts(Counts):
         with self._lock:
             super().running_changed(delta)
 
-    def attempted(self) -> None:
+    def pending_changed(self, delta: int) -> None:
         with self._lock:
-            super().attempted()
-
-    def retry_changed(self, retries: int, waiting: int) -> None:
-        with self._lock:
-            super().retry_changed(retries, waiting)
-
-    def poll_called(self, start: float, error: bool) -> None:
-        with self._lock:
-            super().poll_called(start, error)
-
-    def poll_overran(self) -> None:
-        with self._lock:
-            super().poll_overran()
-
-    def timeout_fired(self) -> None:
-        with self._lock:
-            super().timeout_fired()
+            super().pending_changed(delta)
 
     def queued(self, delta: int) -> None:
         with self._lock:
             super().queued(delta)
+
+
+class EventCount:
+    """A count of one kind of event that one kind of executor keeps beside its
+    :class:`Counts` (a retry executor's attempts, a poll executor's calls of its
+    poll function); made by :func:`event_count`. Incremented without a lock where
+    :data:`~_fluent_executors.stdlib_compat.LOCK_FREE`, as :class:`Counts` is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def add(self, count: int = 1) -> None:
+        """Count ``count`` more events."""
+        self.value += count
+
+
+class LockedEventCount(EventCount):
+    """An :class:`EventCount` whose increments hold its lock (see
+    :class:`LockedCounts`)."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def add(self, count: int = 1) -> None:
+        with self._lock:
+            super().add(count)
+
+
+def event_count() -> EventCount:
+    """A new count of events, locked where no GIL makes an increment atomic."""
+    return EventCount() if LOCK_FREE else LockedEventCount()
 
 
 def open_counts(

@@ -9,6 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from _fluent_executors import clock as _clock
+from _fluent_executors.counts import event_count
 from _fluent_executors.fluent import FluentExecutor, R, SameResult
 from _fluent_executors.hints import retry_after
 from _fluent_executors.logging import trace
@@ -94,10 +95,10 @@ class _RetryFuture(ProxyFuture[T]):
             fn = fn.again(self._attempts + 1)
             self._attempt_span = fn.span
         upstream = self._executor._submit_to_delegate(fn, self._args, self._kwargs)
-        counts = self._executor._counts
-        counts.attempted()
+        executor = self._executor
+        executor._attempt_count.add()
         if not self._attempts:  # the first: submit() returns this future
-            counts.adopt(self)
+            executor._counts.adopt(self)
         self._attempts += 1
         # No lock: _cancel_hook reads it with the upstream, which is set next
         # (with the previous attempt's, done, it finds nothing to cancel either).
@@ -112,7 +113,7 @@ class _RetryFuture(ProxyFuture[T]):
             self._timer = None
             self._phase = _SUBMITTING
         counts = self._executor._counts
-        counts.retry_changed(0, -1)  # out of _WAITING
+        counts.pending_changed(-1)  # out of _WAITING
         metrics = counts.metrics
         if metrics is not None:
             metrics.retry_attempt()
@@ -198,7 +199,8 @@ class _RetryFuture(ProxyFuture[T]):
                 if not stopped and not self.done():
                     self._timer = call_later(delay, self._retry, may_block=True)
                     self._phase = _WAITING
-                    self._executor._counts.retry_changed(1, 1)
+                    self._executor._retry_count.add()
+                    self._executor._counts.pending_changed(1)
         except BaseException as error:  # the scheduler's thread could not start
             self._executor._log_failure(
                 logging.ERROR,
@@ -237,7 +239,7 @@ class _RetryFuture(ProxyFuture[T]):
             phase, timer, upstream = self._phase, self._timer, self._upstream
             if phase == _WAITING:  # out of it: the future is cancelled next
                 self._phase = _DECIDING
-                self._executor._counts.retry_changed(0, -1)
+                self._executor._counts.pending_changed(-1)
         if phase == _WAITING:  # nothing runs: the next attempt is not made
             if timer is not None:
                 timer.cancel()
@@ -339,6 +341,8 @@ class RetryExecutor(WrapperExecutor[R]):
         self._policy = policy_of(retry_policy, kwargs)
         self._outstanding = Outstanding()
         self._cancel_at_idle = False
+        # Attempts submitted to the delegate; retries scheduled (stats())
+        self._attempt_count, self._retry_count = event_count(), event_count()
         self._open_metrics("retry")
 
     def _wrapper_fields(self) -> dict[str, object]:
@@ -358,9 +362,10 @@ class RetryExecutor(WrapperExecutor[R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import RetryStats
 
-        counts = self._counts
         return RetryStats(
-            **counts.fields(), attempts=counts.attempts, retries=counts.retries
+            **self._counts.fields(),
+            attempts=self._attempt_count.value,
+            retries=self._retry_count.value,
         )
 
     @property
