@@ -24,6 +24,7 @@ from .stdlib_compat import (
     PENDING,
     RUNNING,
     LightCondition,
+    RLock,
     Waiter,
 )
 from .waiters import Waiters, one_more
@@ -106,7 +107,7 @@ class ResolvableFuture(Future[T]):
         # Re-entrant, as the standard Future's: a signal handler that cancels or
         # resolves the future while its thread holds the lock (inside wait(), say)
         # must not deadlock.
-        lock = self._lock = threading.RLock()
+        lock = self._lock = RLock()
         if LIGHT_FUTURES:
             # What wait() and as_completed() take (see above); a type checker
             # reads Future's Condition, of which they use acquire, release and

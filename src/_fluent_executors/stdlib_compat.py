@@ -40,10 +40,12 @@ tests/test_future.py for the proxy future's). Read in either mode: the fields of
 
 from __future__ import annotations
 
+import _thread
 import collections
 import os
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import CancelledError, Future
 
 # The names of concurrent.futures' states, and wait()'s named tuple, which the
@@ -75,6 +77,7 @@ __all__ = [
     "RUNNING",
     "DoneAndNotDoneFutures",
     "LightCondition",
+    "RLock",
     "Waiter",
     "condition_waiters",
     "done_failure",
@@ -125,6 +128,14 @@ module's docstring). Gain, measured: one future per submit instead of two, and
 submit and with :data:`LIGHT_FUTURES` off too (``PYTHONPATH=src python
 bench/fast_paths.py``, two runs); on 3.14 0.37x against 3.24x, on 3.15 0.42x
 against 3.35x (``bench/fast_paths.py --pool`` in either mode, one run each)."""
+
+
+RLock: Callable[[], threading.RLock] = getattr(_thread, "RLock", threading.RLock)
+"""The re-entrant lock type that :func:`threading.RLock` returns, made without
+that function's Python call (CPython's C ``_thread.RLock``, 3.10 to 3.15; where
+``_thread`` has none, ``threading.RLock`` itself): a future of the library makes
+one per instance. Taken in either mode: a public type of the interpreter, not a
+private field, and the same object ``threading.RLock()`` makes."""
 
 
 def interpreter_exiting() -> bool:
