@@ -218,7 +218,7 @@ def done_outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
     it, and its result where it succeeded (``result()``, in the portable mode)."""
     if LIGHT_FUTURES and type(future) is Future and future._state == FINISHED:
         # The common case in one call; _result is a T unless there is an _exception
-        return False, future._exception, cast("T", future._result)
+        return False, future._exception, future._result  # type: ignore[return-value]
     cancelled, exception = done_failure(future)
     if cancelled or exception is not None:
         return cancelled, exception, cast("T", None)
