@@ -115,12 +115,12 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict and pyright on src/, docs/examples/, the typing checks in
-    tests/typing/ (see its README.rst) and tools/; mypy --strict on bench/ too (a
+    tests/typing/ (see its README.rst); mypy --strict on bench/ too (a
     folder of scripts, checked on its own)."""
     session.install("-e", ".[test]", "mypy", "pyright", "types-requests")
-    session.run("mypy", "--strict", "src", "docs/examples", "tests/typing", "tools")
+    session.run("mypy", "--strict", "src", "docs/examples", "tests/typing")
     session.run("mypy", "--strict", "bench")
-    session.run("pyright", "src", "docs/examples", "tests/typing", "tools")
+    session.run("pyright", "src", "docs/examples", "tests/typing")
 
 
 @nox.session

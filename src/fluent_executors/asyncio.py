@@ -68,9 +68,6 @@ class AsyncioExecutor(DelegatingExecutor[R]):
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``loop`` is neither an
             event loop nor ``None``; ``name`` is not a ``str``.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload
