@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nox
 
-PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
 
 nox.options.sessions = ["tests", "lint", "typecheck", "docs"]
 # A Python that is not installed is skipped, also on CI.
@@ -52,9 +52,18 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", *session.posargs)
 
 
-@nox.session(name="tests-portable", python=PYTHONS[-1])
+# The newest Python whose private fields the library reads (the last of
+# KNOWN_VERSIONS in src/_fluent_executors/stdlib_compat.py; tests/test_stdlib_compat.py
+# compares them): there the portable mode is not the default, so tests-portable
+# tests what the tests session does not. On a newer Python the tests session runs
+# in the portable mode already.
+PORTABLE_PYTHON = "3.15"
+
+
+@nox.session(name="tests-portable", python=PORTABLE_PYTHON)
 def tests_portable(session: nox.Session) -> None:
-    """Run the test suite in the portable mode (FLUENT_EXECUTORS_PORTABLE=1): no
+    """Run the test suite in the portable mode (FLUENT_EXECUTORS_PORTABLE=1), on
+    the newest Python whose private fields the library knows: no
     fast path that reads CPython's private fields, and a lock in every step that
     relies on the GIL, as on a Python the library does not know or a free-threaded
     build (docs/contributing.rst)."""
@@ -115,12 +124,12 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def typecheck(session: nox.Session) -> None:
     """mypy --strict and pyright on src/, docs/examples/, the typing checks in
-    tests/typing/ (see its README.rst) and tools/; mypy --strict on bench/ too (a
+    tests/typing/ (see its README.rst); mypy --strict on bench/ too (a
     folder of scripts, checked on its own)."""
     session.install("-e", ".[test]", "mypy", "pyright", "types-requests")
-    session.run("mypy", "--strict", "src", "docs/examples", "tests/typing", "tools")
+    session.run("mypy", "--strict", "src", "docs/examples", "tests/typing")
     session.run("mypy", "--strict", "bench")
-    session.run("pyright", "src", "docs/examples", "tests/typing", "tools")
+    session.run("pyright", "src", "docs/examples", "tests/typing")
 
 
 @nox.session
@@ -289,9 +298,49 @@ def bench(session: nox.Session) -> None:
             session.run("python", script, "--out", str(out), *options)
         except nox.command.CommandFailed:
             missed.append(script)
+    if not scripts and "--quick" not in options:  # a full run: every Python too
+        for python in PYTHONS:
+            session.notify(f"bench-python-{python}")
     session.run("python", "bench/report.py", str(out))
     if missed:
         session.error(f"targets missed by {', '.join(missed)}")
+
+
+# The scripts whose targets hold on every Python (the pool, each layer, the chain,
+# polling at scale, import time), and their options there: the largest sizes
+# only, without the million and more-executors, which the bench session's own
+# Python runs.
+BENCH_PER_PYTHON = {
+    "bench/layers.py": ["--sizes", "100000", "--skip-more-executors"],
+    "bench/poll_scale.py": [
+        "--sizes",
+        "4000,8000,64000",
+        "--million",
+        "0",
+        "--skip-more-executors",
+    ],
+    "bench/import_time.py": [],
+}
+
+
+@nox.session(name="bench-python", python=PYTHONS)
+def bench_python(session: nox.Session) -> None:
+    """Check the targets that hold on every Python (BENCH_PER_PYTHON) on this one,
+    into docs/bench/python<version>/, which bench/report.py merges into
+    docs/bench/targets-by-python.csv; a full ``nox -s bench`` runs it on every
+    installed Python. Fails if a target is missed."""
+    session.install(".")
+    out = BENCH_OUT / f"python{session.python}"
+    shutil.rmtree(out, ignore_errors=True)
+    missed = []
+    for script, options in BENCH_PER_PYTHON.items():
+        try:
+            session.run("python", script, "--out", str(out), *options)
+        except nox.command.CommandFailed:
+            missed.append(script)
+    session.run("python", "bench/report.py", "--by-python", str(BENCH_OUT))
+    if missed:
+        session.error(f"targets missed on {session.python} by {', '.join(missed)}")
 
 
 @nox.session

@@ -24,6 +24,7 @@ from .stdlib_compat import (
     PENDING,
     RUNNING,
     LightCondition,
+    RLock,
     Waiter,
 )
 from .waiters import Waiters, one_more
@@ -54,15 +55,13 @@ if TYPE_CHECKING:  # for annotations only: a Protocol costs import time
 
     class _Tracker(Protocol):
         """What counts the futures of an executor (``counts.Counts``): the future
-        increments ``done`` and ``failed`` or ``cancelled`` itself, as it is resolved,
-        and calls :meth:`record_end` afterwards while ``metrics`` is not ``None``."""
-
-        done: int
-        failed: int
-        cancelled: int
+        calls :meth:`ended` itself, as it is resolved, and :meth:`record_end`
+        afterwards while ``metrics`` is not ``None``."""
 
         @property
         def metrics(self) -> object: ...
+
+        def ended(self, failed: bool, cancelled: bool) -> None: ...
 
         def record_end(self, future: ResolvableFuture[Any]) -> None: ...
 
@@ -108,7 +107,7 @@ class ResolvableFuture(Future[T]):
         # Re-entrant, as the standard Future's: a signal handler that cancels or
         # resolves the future while its thread holds the lock (inside wait(), say)
         # must not deadlock.
-        lock = self._lock = threading.RLock()
+        lock = self._lock = RLock()
         if LIGHT_FUTURES:
             # What wait() and as_completed() take (see above); a type checker
             # reads Future's Condition, of which they use acquire, release and
@@ -205,6 +204,19 @@ class ResolvableFuture(Future[T]):
         if self._state == FINISHED:
             return self._exception
         raise self._cancelled_error()
+
+    def _get_snapshot(self) -> tuple[bool, bool, T | None, BaseException | None]:
+        """Return ``(done, cancelled, result, exception)`` at once: what Python
+        3.15's asyncio reads of a concurrent future to copy its outcome
+        (:func:`asyncio.wrap_future`, and so ``await``), as the standard
+        ``Future._get_snapshot`` gives it; read without the lock, as a done future
+        changes no more (``result`` and ``exception`` are set before ``_state``)."""
+        state = self._state
+        if state == FINISHED:
+            return True, False, self._result, self._exception
+        if state in CANCELLED_STATES:
+            return True, True, None, None
+        return False, False, None, None
 
     def _wait(self, timeout: float | None) -> None:
         """Wait until the future is done; raise TimeoutError after ``timeout``.
@@ -314,11 +326,7 @@ class ResolvableFuture(Future[T]):
             self._state = state
             tracker = self._tracker
             if tracker is not None:  # counted before anyone sees the future done
-                tracker.done += 1
-                if exception is not None:
-                    tracker.failed += 1
-                elif state != FINISHED:
-                    tracker.cancelled += 1
+                tracker.ended(exception is not None, state != FINISHED)
             if self._made_condition is not None or self._waiter_entry:
                 self._wake(event)  # else nobody waits
         self._upstream = None

@@ -144,9 +144,6 @@ class PollExecutor(WrapperExecutor[R]):
             ``max_batch`` is below 1; ``lease`` is not finite and > 0.
         ~fluent_executors.stores.StoreError: the SQLite file of ``store`` cannot
             be opened.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     _call_span = False  # with tracing on, each future has a task span instead
@@ -383,12 +380,10 @@ class PollExecutor(WrapperExecutor[R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import PollStats
 
-        counts, keeper = self._counts, self._poller.keeper
+        keeper = self._poller.keeper
         return PollStats(
-            **counts.fields(),
-            polls=counts.polls,
-            poll_errors=counts.poll_errors,
-            poll_timeouts=counts.poll_timeouts,
+            **self._counts.fields(),
+            **self._poller.poll_counts(),
             polled=self._poller.polled(),
             store_errors=0 if keeper is None else keeper.errors,
         )
