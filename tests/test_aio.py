@@ -430,7 +430,7 @@ async def test_leaving_the_block_waits_for_the_runs_under_way(unit: float) -> No
             leaving = True
         # The block has ended: every run has.
         assert sorted(results) == [f"done {i}" for i in range(5)]
-    with pytest.raises(RuntimeError, match="block has ended"):
+    with pytest.raises(RuntimeError, match="or has ended"):
         await executor.run(start, 9)
 
 
@@ -461,11 +461,8 @@ async def test_bad_input_gets_a_clear_error() -> None:
         await polled.run(print)
     async with polled:
         pass
-    with pytest.raises(RuntimeError, match="block has ended"):
+    with pytest.raises(RuntimeError, match="or has ended"):
         await polled.run(print)
-    with pytest.raises(RuntimeError, match="started before"):
-        async with polled:
-            pass
 
 
 async def test_an_inline_chain_starts_no_thread(unit: float) -> None:
@@ -609,11 +606,13 @@ async def test_an_inner_layer_runs_while_the_outer_block_is_open(unit: float) ->
     async with outer:
         assert await inner.run(start) == "done x"
         assert await outer.run(start) == "DONE X"
-    with pytest.raises(RuntimeError, match="block has ended"):
+        with pytest.raises(RuntimeError, match="started by another block"):
+            async with inner.with_retry():
+                pass  # pragma: no cover
+    with pytest.raises(RuntimeError, match="or has ended"):
         await inner.run(start)
-    with pytest.raises(RuntimeError, match="started by another block"):
-        async with inner.with_retry():
-            pass  # pragma: no cover
+    async with inner.with_retry():  # once the outer block has ended
+        assert await inner.run(start) == "done x"
 
 
 async def test_retry_honours_before_sleep_and_max_duration(
