@@ -670,3 +670,34 @@ async def test_asyncio_task_cancel_cancels_the_remote_task(anyio_backend: Any) -
             await task
     assert cancelled == ["remote-7"]
     assert executor.stats().cancelled == 1
+
+
+class TooManyRequests(Exception):
+    """A 429 answer with its ``Retry-After`` header."""
+
+    def __init__(self, retry_after: str) -> None:
+        super().__init__(f"429, Retry-After: {retry_after}")
+        self.headers = {"Retry-After": retry_after}
+
+
+async def test_retry_reads_retry_after_in_ascii_digits_only(
+    unit: float, anyio_backend: Any
+) -> None:
+    attempts: list[float] = []
+    hints = iter(["\u0663\u0660", "2"])  # 30 in Arabic-Indic digits: no hint
+
+    async def limited() -> str:
+        attempts.append(anyio.current_time())
+        hint = next(hints, None)
+        if hint is not None:
+            raise TooManyRequests(hint)
+        return "ok"
+
+    executor = AsyncExecutors.inline().with_retry(max_attempts=3, sleep=unit)
+    with anyio.fail_after(10):
+        assert await executor.run(limited) == "ok"
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    if anyio_backend[0] == "trio":  # the mock clock: the delays exactly
+        assert gaps == [unit, 2.0]  # the backoff, then the ASCII hint
+    else:
+        assert gaps[0] < 2.0 <= gaps[1]
