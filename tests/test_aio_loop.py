@@ -28,7 +28,9 @@ from fluent_executors import ExceptionRetryPolicy, PollDescriptor
 from fluent_executors.aio import AsyncExecutor, AsyncExecutors
 
 if sys.version_info < (3, 11):
-    from exceptiongroup import BaseExceptionGroup
+    from exceptiongroup import (  # type: ignore[import-not-found, unused-ignore]
+        BaseExceptionGroup,
+    )
 
 pytestmark = pytest.mark.anyio
 
@@ -413,7 +415,7 @@ async def test_the_block_lets_the_bodys_exception_out_as_raised(
             raise error
     assert caught.value is error
     if isinstance(error, SystemExit):
-        assert caught.value.code == 3
+        assert error.code == 3
 
 
 async def test_the_block_raises_a_group_when_body_and_poll_loop_both_failed() -> None:

@@ -28,7 +28,9 @@ from .driver import AsyncPollDriver
 from .layers import Layer, Map, Poll, RateLimit, Retry, Throttle, Timeout
 
 if sys.version_info < (3, 11):  # anyio's dependency, for Python 3.10
-    from exceptiongroup import BaseExceptionGroup
+    from exceptiongroup import (  # type: ignore[import-not-found, unused-ignore]
+        BaseExceptionGroup,
+    )
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -297,12 +299,11 @@ class AsyncExecutor(Generic[R]):
             cancelled = exc = error
         for scope in self._loops:
             scope.cancel()
+        failed: BaseException | None = None
         try:
             await group.__aexit__(None, None, None)
         except BaseException as error:  # a poll loop failed
             failed = error
-        else:
-            failed = None
         finally:
             self._end_block()
         if failed is None:
