@@ -9,7 +9,7 @@ import functools
 import logging
 import sys
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
 import anyio
@@ -26,6 +26,7 @@ from ..retry_policy import RetryPolicy, policy_of
 from ..wrapper import check_callable, check_count, check_non_negative, check_rate
 from .driver import AsyncPollDriver
 from .layers import Layer, Map, Poll, RateLimit, Retry, Throttle, Timeout
+from .mapping import AsyncMap
 
 if sys.version_info < (3, 11):  # anyio's dependency, for Python 3.10
     from exceptiongroup import (  # type: ignore[import-not-found, unused-ignore]
@@ -233,6 +234,73 @@ class AsyncExecutor(Generic[R]):
             f"{held.thread} (a block or a run holds it there); called from "
             f"{where}: one executor serves one event loop at a time"
         )
+
+    @overload
+    def map(
+        self: AsyncExecutor[SameResult],
+        fn: Callable[..., Awaitable[T]],
+        *iterables: Iterable[Any],
+        buffersize: int | None = None,
+    ) -> AsyncMap[T]: ...
+
+    @overload
+    def map(
+        self: AsyncExecutor[SameResult],
+        fn: Callable[..., T],
+        *iterables: Iterable[Any],
+        buffersize: int | None = None,
+    ) -> AsyncMap[T]: ...
+
+    @overload
+    def map(
+        self,
+        fn: Callable[..., object],
+        *iterables: Iterable[Any],
+        buffersize: int | None = None,
+    ) -> AsyncMap[R]: ...
+
+    def map(
+        self,
+        fn: Callable[..., Any],
+        *iterables: Iterable[Any],
+        buffersize: int | None = None,
+    ) -> AsyncMap[Any]:
+        """Run ``fn`` on each set of arguments taken from ``iterables`` (as
+        :func:`map` does), at most ``buffersize`` runs ahead of the consumer,
+        the results in the order of the inputs::
+
+            async with executor.map(fetch, urls, buffersize=10) as results:
+                async for page in results:
+                    ...
+
+        Leaving the ``async with`` block cancels the runs left (breaking out of
+        the loop early, or an exception). The async twin of ``Executor.map``
+        with Python 3.14's ``buffersize``; a ``timeout`` is a cancel scope
+        around the block (``anyio.fail_after``).
+
+        Args:
+            fn: a coroutine function or a plain function, as :meth:`run` takes.
+            iterables: the arguments, one iterable per parameter of ``fn``,
+                read lazily as the runs start.
+            buffersize: keyword-only, an ``int`` >= 1: at most so many runs
+                started and not yet taken by the consumer; ``None``: every
+                input at once.
+
+        Returns:
+            An :class:`AsyncMap`: an async context
+            manager whose value is an async iterator of the results, each of
+            which raises instead the exception of its run.
+
+        Raises:
+            TypeError: ``fn`` is not callable, ``buffersize`` is not an ``int``.
+            ValueError: ``buffersize`` is below 1.
+
+        .. versionadded:: 0.2.0
+        """
+        check_callable("fn", fn)
+        if buffersize is not None:
+            check_count("buffersize", buffersize)
+        return AsyncMap(self, fn, iterables, buffersize)
 
     # -- the block -------------------------------------------------------------------
 
