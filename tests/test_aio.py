@@ -701,3 +701,61 @@ async def test_retry_reads_retry_after_in_ascii_digits_only(
         assert gaps == [unit, 2.0]  # the backoff, then the ASCII hint
     else:
         assert gaps[0] < 2.0 <= gaps[1]
+
+
+class Overloaded(Exception):
+    """A 429 answer, with no hint."""
+
+    status_code = 429
+
+
+async def test_an_adaptive_rate_limit_halves_the_rate_after_too_many(
+    unit: float, anyio_backend: Any
+) -> None:
+    period = 20 * unit
+    starts: list[float] = []
+
+    async def refused() -> None:
+        raise Overloaded
+
+    async def work() -> None:
+        starts.append(anyio.current_time())
+
+    executor = AsyncExecutors.inline().with_rate_limit(
+        4,
+        period,
+        adaptive=True,
+        increase=0.0,  # the successes raise it not
+    )
+    with pytest.raises(Overloaded):
+        await executor.run(refused)
+    async with anyio.create_task_group() as group:
+        for _ in range(6):
+            group.start_soon(executor.run, work)
+    starts.sort()
+    # Two starts per period now, not four (on a real clock, a start is read a
+    # little after the limiter's time: half a period is far from none).
+    least = period if anyio_backend[0] == "trio" else period / 2
+    assert all(b - a >= least for a, b in zip(starts, starts[2:], strict=False))
+
+
+async def test_an_adaptive_rate_limit_pauses_for_a_hint_up_to_max_pause(
+    unit: float,
+) -> None:
+    times: list[float] = []
+
+    async def limited() -> None:
+        times.append(anyio.current_time())
+        raise TooManyRequests("3600")
+
+    async def work() -> None:
+        times.append(anyio.current_time())
+
+    executor = AsyncExecutors.inline().with_rate_limit(
+        10, 100 * unit, adaptive=True, max_pause=5 * unit
+    )
+    with pytest.raises(TooManyRequests):
+        await executor.run(limited)
+    with anyio.fail_after(3600 * unit / 2):
+        await executor.run(work)
+    assert times[1] - times[0] >= 5 * unit

@@ -16,6 +16,7 @@ import anyio
 import anyio.lowlevel
 from anyio.lowlevel import EventLoopToken
 
+from ..adaptive import AdaptiveRate, check_adaptive
 from ..counts import Counts
 from ..fluent import R, SameResult
 from ..logging import ContainedLogger
@@ -563,15 +564,46 @@ class AsyncExecutor(Generic[R]):
         return AsyncExecutor(self, name or self.name, Throttle(count))
 
     def with_rate_limit(
-        self, max_calls: int, period: float = 1.0, name: str | None = None
+        self,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
     ) -> AsyncExecutor[R]:
         """At most ``max_calls`` runs start in any ``period`` seconds; the others
         wait (an anyio sleep) for the window to let them.
 
+        With ``adaptive=True`` the limit follows what the service says, as
+        :class:`~fluent_executors.RateLimitExecutor`'s does: a run that fails
+        with an exception ``too_many`` classifies as "too many requests" cuts
+        the rate to ``decrease_factor`` times itself (at most once per period),
+        and its ``Retry-After`` hint pauses every start (at most ``max_pause``
+        seconds); each run that succeeds raises the rate by ``increase / rate``,
+        back up to ``max_calls``. The failed runs are not retried here: chain
+        ``with_retry`` outside.
+
         Args:
             max_calls: an ``int`` >= 1.
             period: seconds, finite and > 0.
+            logger: where to log a cut of the rate and a ``too_many`` that
+                raises; default ``logging.getLogger("fluent_executors.aio")``.
             name: the layer's name; default this executor's.
+            adaptive: keyword-only; adapt the rate to the "too many" failures.
+            too_many: keyword-only, with ``adaptive``; ``too_many(exception) ->
+                bool`` (default: a 429 or 503 status, or a ``Retry-After``
+                hint).
+            decrease_factor: keyword-only, with ``adaptive``; between 0 and 1
+                excluded.
+            increase: keyword-only, with ``adaptive``; calls per period that a
+                period's worth of successes adds (``float`` >= 0).
+            max_pause: keyword-only, with ``adaptive``; the longest pause, in
+                seconds, that a hint makes.
 
         Returns:
             A new ``AsyncExecutor[R]``.
@@ -580,7 +612,18 @@ class AsyncExecutor(Generic[R]):
             TypeError, ValueError: as :class:`~fluent_executors.RateLimitExecutor`.
         """
         seconds = check_rate(max_calls, period)
-        return AsyncExecutor(self, name or self.name, RateLimit(max_calls, seconds))
+        settings = check_adaptive(
+            adaptive, too_many, decrease_factor, increase, max_pause
+        )
+        layer_name = name or self.name
+        rate = AdaptiveRate(
+            max_calls,
+            seconds,
+            settings,
+            f"async rate limit executor {layer_name!r}",
+            ContainedLogger(logger or logging.getLogger("fluent_executors.aio")),
+        )
+        return AsyncExecutor(self, layer_name, RateLimit(rate))
 
     def with_map(
         self,

@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..adaptive import AdaptiveRate
 from ..logging import ContainedLogger
 from ..poll.descriptor import PollDescriptor, PollFuture
 from ..retry_policy import RetryPolicy, ask_policy, success_is_final
@@ -206,26 +207,44 @@ class Throttle(_Limited):
 class RateLimit(Layer):
     kind = "ratelimit"
 
-    def __init__(self, max_calls: int, period: float) -> None:
+    def __init__(self, rate: AdaptiveRate) -> None:
         super().__init__()
-        self._max_calls = max_calls
-        self._period = period
+        self._rate = rate  # its limit and pause; adaptive or not
         self._starts: deque[float] = deque()  # of the window, oldest first
 
     def fresh(self) -> None:
         self._starts.clear()  # times of another loop's clock
+        self._rate.reset()
 
     async def run(self, call: Callable[[], Any]) -> Any:
-        starts = self._starts
+        starts, rate, period = self._starts, self._rate, self._rate.period
         while True:
             now = anyio.current_time()
-            while starts and starts[0] <= now - self._period:
+            while starts and starts[0] <= now - period:
                 starts.popleft()
-            if len(starts) < self._max_calls:
+            if now < rate.paused_until:  # a Retry-After pause (adaptive)
+                await anyio.sleep(rate.paused_until - now)
+                continue
+            limit = rate.limit
+            if len(starts) < limit:
                 break
-            await anyio.sleep(starts[0] + self._period - now)
+            # When enough starts have left the window for one more (the oldest,
+            # unless adaptive cut the limit).
+            await anyio.sleep(starts[len(starts) - limit] + period - now)
         starts.append(now)
-        return await call()
+        if rate.settings is None:
+            return await call()
+        try:
+            result = await call()
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as error:  # the run's: "too many"?
+            too_many, pause = rate.classify(error)
+            if too_many and rate.cut(anyio.current_time(), pause):
+                rate.report_cut(rate.rate, pause)
+            raise
+        rate.succeeded()
+        return result
 
 
 class Map(Layer):
