@@ -298,4 +298,4 @@ class AsyncPollDriver(DriverBase):
                 self.name,
                 timeout,
             )
-        self._returned(batch, returned)
+        self._check_delay(core.returned(batch, returned), returned)

@@ -52,10 +52,14 @@ class DriverBase:
         with self._lock:  # forget() may move the rounds into its own count
             return self.core.polls_of(entry)
 
-    def _returned(self, batch: list[PollDescriptor[Any]], returned: object) -> None:
-        """Tell the core what the poll function returned for ``batch``; warn once
-        of a delay that is not a number."""
-        core = self.core
-        if not core.returned(batch, returned) and not self._warned_bad_delay:
+    def _check_delay(self, understood: bool, returned: object) -> None:
+        """After ``core.returned(batch, returned)`` answered ``understood``: warn
+        once of a delay that is not a number. (The driver calls ``core.returned``
+        itself, from the frame that called ``core.lending``: a frame more holding
+        the batch would count as the poll function keeping the round's list, and
+        the core would copy it each round.)"""
+        if not understood and not self._warned_bad_delay:
             self._warned_bad_delay = True
-            warn_bad_delay(self._logger, self.name, returned, core.default_interval)
+            warn_bad_delay(
+                self._logger, self.name, returned, self.core.default_interval
+            )

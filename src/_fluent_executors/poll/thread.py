@@ -307,7 +307,7 @@ class PollThread(DriverBase):
         if watchdog is not None:
             watchdog.cancel()
         counts.poll_called(start, False)
-        self._returned(batch, returned)
+        self._check_delay(core.returned(batch, returned), returned)
 
     def _run_cancels(
         self, cancels: list[tuple[Awaitable[object], Callable[[bool], object]]]
