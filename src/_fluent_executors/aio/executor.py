@@ -288,9 +288,9 @@ class AsyncExecutor(Generic[R]):
                 input at once.
 
         Returns:
-            An :class:`AsyncMap`: an async context
-            manager whose value is an async iterator of the results, each of
-            which raises instead the exception of its run.
+            An :class:`AsyncMap`: an async context manager whose value is an
+            async iterator of the results, each of which raises instead the
+            exception of its run.
 
         Raises:
             TypeError: ``fn`` is not callable, ``buffersize`` is not an ``int``.
