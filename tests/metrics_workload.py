@@ -13,6 +13,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from fluent_executors import Executors, PollDescriptor
+from fluent_executors.testing import virtual_time
 
 FAILING = (200, 201, 202)  # the tasks that raise, on every attempt
 CANCELLED = (100, 101)  # the tasks cancelled while queued
@@ -176,14 +177,24 @@ def _throttle(prefix: str, on_queue_full: Callable[[], None]) -> Any:
 
 
 def _timeout(prefix: str) -> Any:
-    release = threading.Event()
-    executor = Executors.thread_pool(1, name=f"{prefix}-timeout").with_timeout(0.05)
-    with executor:
-        running = executor.submit(release.wait, 30)
-        queued = executor.submit(int, "1")
-        wait_recorded([queued])  # cancelled by its timeout, after running's fired
-        release.set()
-        wait_recorded([running])
+    started, release = threading.Event(), threading.Event()
+
+    def run_until_released() -> bool:
+        started.set()
+        return release.wait(30)
+
+    # On the virtual clock: the timeouts fire once the first call has started,
+    # however long a loaded machine takes to start it.
+    with virtual_time() as clock:
+        executor = Executors.thread_pool(1, name=f"{prefix}-timeout").with_timeout(0.05)
+        with executor:
+            running = executor.submit(run_until_released)
+            queued = executor.submit(int, "1")
+            assert started.wait(30)
+            clock.advance(0.05)  # both timeouts fire: running refuses the cancel
+            wait_recorded([queued])  # cancelled by its timeout
+            release.set()
+            wait_recorded([running])
     return executor
 
 

@@ -22,7 +22,7 @@ from fluent_executors import (
     SyncExecutor,
 )
 
-# Every wrapper of the registry, built with the logger given.
+# Every wrapper, built with the logger given.
 BUILDERS: dict[str, Callable[[Executor, Any], Any]] = {
     kind: functools.partial(lambda build, d, log: build(d, logger=log), build)
     for kind, build in examples().items()
@@ -120,13 +120,9 @@ def test_retry_policy_jitter_must_be_a_bool(jitter: Any) -> None:
 # A wrong keyword to a method of the facade or a with_* method: the TypeError names
 # the method called, not the constructor it passes its arguments to.
 WRONG_KEYWORDS: dict[str, Callable[[], object]] = {
-    "FluentExecutor.with_retry": lambda: Executors.sync().with_retry(max_attemps=3),
-    "Executors.with_retry": lambda: Executors.with_retry(
-        Executors.sync(), max_attemps=3
+    "FluentExecutor.with_timeout": lambda: Executors.sync().with_timeout(
+        1.0, max_attemps=3
     ),
-    "BoundCallable.with_retry": lambda: Executors.bind(
-        Executors.sync(), int
-    ).with_retry(max_attemps=3),
     "Executors.with_timeout": lambda: Executors.with_timeout(
         Executors.sync(), 1.0, max_attemps=3
     ),
@@ -150,6 +146,23 @@ def test_a_wrong_keyword_names_the_method_called(method: str) -> None:
     # Python 3.13 adds a suggestion of its own, which the message keeps.
     suggestion = ". Did you mean 'max_attempts'?"
     assert str(raised.value) in (expected, expected + suggestion)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Executors.sync().with_retry(max_attemps=3),
+        lambda: Executors.with_retry(Executors.sync(), max_attemps=3),
+        lambda: Executors.bind(Executors.sync(), int).with_retry(max_attemps=3),
+    ],
+    ids=["chain", "facade", "bound"],
+)
+def test_a_wrong_policy_keyword_of_with_retry_names_the_policy(
+    build: Callable[[], object],
+) -> None:
+    # with_retry passes the keywords it does not take on to ExceptionRetryPolicy.
+    with pytest.raises(TypeError, match=r"^ExceptionRetryPolicy.__init__\(\) got an "):
+        build()
 
 
 def test_a_missing_argument_names_the_facade_method() -> None:

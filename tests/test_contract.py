@@ -46,7 +46,6 @@ from wrapper_doubles import TIMEOUT, BrokenSubmitExecutor, invalid_state_errors,
 
 import fluent_executors
 from _fluent_executors import scheduler as _scheduler
-from _fluent_executors.registry import EXECUTORS, load
 from _fluent_executors.scheduler import THREAD_NAME as SCHEDULER_THREAD
 from fluent_executors import (
     Executors,
@@ -184,7 +183,23 @@ def surviving_library_threads(before: set[threading.Thread]) -> list[str]:
 
 # What stats() returns on each executor of the chains: its kind, and its type.
 STATS_OF: dict[type[Any], tuple[str, type[ExecutorStats]]] = {
-    load(row): (row.kind, getattr(fluent_executors, row.stats)) for row in EXECUTORS
+    fluent_executors.ThreadPoolExecutor: ("threadpool", ExecutorStats),
+    fluent_executors.ProcessPoolExecutor: ("processpool", ExecutorStats),
+    fluent_executors.SyncExecutor: ("sync", ExecutorStats),
+    fluent_executors.DaskExecutor: ("dask", ExecutorStats),
+    fluent_executors.RayExecutor: ("ray", ExecutorStats),
+    fluent_executors.PollExecutor: ("poll", fluent_executors.PollStats),
+    fluent_executors.RetryExecutor: ("retry", fluent_executors.RetryStats),
+    fluent_executors.TimeoutExecutor: ("timeout", fluent_executors.TimeoutStats),
+    fluent_executors.MapExecutor: ("map", ExecutorStats),
+    fluent_executors.FlatMapExecutor: ("flat_map", ExecutorStats),
+    fluent_executors.ThrottleExecutor: ("throttle", fluent_executors.QueueStats),
+    fluent_executors.RateLimitExecutor: (
+        "rate_limit",
+        fluent_executors.RateLimitStats,
+    ),
+    fluent_executors.CancelOnShutdownExecutor: ("cancel_on_shutdown", ExecutorStats),
+    fluent_executors.AsyncioExecutor: ("asyncio", ExecutorStats),
 }
 
 
@@ -292,6 +307,33 @@ def test_exceptions_arrive_unchanged(chain, make):
     assert (stats[0].submitted, stats[0].failed) == (1, 1)
     for layer in stats:  # retried where a retry executor is, and failed each time
         assert (layer.failed, layer.cancelled) == (layer.done, 0), layer
+
+
+@every_chain
+@pytest.mark.parametrize("buffersize", [None, 2])
+def test_map_gives_the_results_in_order_at_most_buffersize_ahead(
+    chain, make, buffersize
+):
+    executor = make(chain).outer
+    drawn = 0
+
+    def arguments() -> Iterator[int]:
+        nonlocal drawn
+        for n in range(8):
+            drawn += 1  # map submits each argument as it draws it
+            yield n
+
+    results = executor.map(square, arguments(), buffersize=buffersize)
+    ahead = [drawn]  # submitted, less the results taken: at each step
+    taken = []
+    for result in results:
+        taken.append(result)
+        ahead.append(drawn - len(taken))
+
+    assert taken == [n * n for n in range(8)]
+    assert ahead[0] == (8 if buffersize is None else buffersize)
+    assert max(ahead) == ahead[0]
+    assert_settled(executor)
 
 
 @every_chain

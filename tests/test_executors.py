@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import time
 from concurrent.futures import Executor, Future
 from typing import Any
 
@@ -269,6 +270,14 @@ def test_a_used_chain_is_freed_without_the_garbage_collector(build):
         future.result(timeout=TIMEOUT)
         executor_ref, future_ref = weakref.ref(executor), weakref.ref(future)
         del executor, future
+        # The poll thread holds the executor until the end of the round that
+        # resolved the future, which may still be under way: wait for it to let go
+        # (polling a state, not waiting out a guess).
+        deadline = time.monotonic() + TIMEOUT
+        while (executor_ref(), future_ref()) != (None, None):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.001)
 
         assert executor_ref() is None
         assert future_ref() is None

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import concurrent.futures._base
 import inspect
 import math
 import random
+import sys
 import threading
 import time
 from concurrent.futures import (
@@ -18,6 +20,7 @@ from concurrent.futures import (
 )
 from concurrent.futures import TimeoutError as FuturesTimeoutError
 from concurrent.futures._base import _Waiter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -377,6 +380,125 @@ def test_the_standard_functions_only_acquire_release_and_enter_a_futures_conditi
                 assert overridden is not getattr(Future, method.name), method.name
 
 
+# The standard library's source, whose modules read a future's state.
+STDLIB = Path(inspect.getfile(concurrent.futures)).parents[2]
+
+# Each private member of the standard Future that a module of concurrent.futures or
+# asyncio reads off another object than ``self`` (outside Future's own methods, which
+# ProxyFuture overrides), and why the futures of the library answer it rightly.
+KNOWN_PRIVATE_READERS = {
+    ("concurrent/futures/_base.py", "_condition"): "wait() and as_completed(): "
+    "only acquire, release and enter it (test above)",
+    ("concurrent/futures/_base.py", "_waiters"): "wait() and as_completed(): "
+    "only append and remove (test above)",
+    ("concurrent/futures/_base.py", "_state"): "wait() and as_completed(): a "
+    "proxy future keeps the standard states (test_wait_and_as_completed_...)",
+    ("asyncio/futures.py", "_get_snapshot"): "3.15 on: wrap_future() and await "
+    "(ProxyFuture._get_snapshot, test_its_snapshot_... and test_asyncio_...)",
+    ("asyncio/base_futures.py", "_state"): "an asyncio future's own (its repr)",
+    ("asyncio/base_futures.py", "_result"): "an asyncio future's own (its repr)",
+    ("asyncio/base_futures.py", "_exception"): "an asyncio future's own (its repr)",
+    ("asyncio/base_tasks.py", "_exception"): "an asyncio task's own (its repr)",
+}
+
+
+def private_readers_of_futures() -> set[tuple[str, str]]:
+    """``(module, member)`` for each private member of the standard Future (field
+    or method) that a module of the standard library's concurrent.futures or
+    asyncio reads off an object other than ``self``."""
+    members = {
+        name
+        for name in {*vars(Future()), *vars(Future)}
+        if name.startswith("_") and not name.startswith("__")
+    }
+    found = set()
+    for package in ("concurrent/futures", "asyncio"):
+        for path in sorted((STDLIB / package).glob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and node.attr in members
+                    and ast.unparse(node.value) != "self"
+                ):
+                    found.add((path.relative_to(STDLIB).as_posix(), node.attr))
+    return found
+
+
+def test_every_private_reader_of_a_futures_state_is_known():
+    # A Python that reads another private member of a future (as 3.15's asyncio
+    # reads _get_snapshot) fails here until the library's futures answer it.
+    assert private_readers_of_futures() <= set(KNOWN_PRIVATE_READERS)
+
+
+def test_the_readers_of_a_futures_state_are_found():
+    # The scan above finds what it looks for, on every Python.
+    found = private_readers_of_futures()
+    assert {("concurrent/futures/_base.py", "_waiters")} <= found
+    assert (("asyncio/futures.py", "_get_snapshot") in found) == (
+        sys.version_info >= (3, 15)
+    )
+
+
+@pytest.mark.parametrize(
+    "state", ["pending", "running", "result", "exception", "cancelled"]
+)
+def test_its_snapshot_is_a_standard_futures_in_the_same_state(state: str) -> None:
+    error = ValueError("failed")
+    expected = {
+        "pending": (False, False, None, None),
+        "running": (False, False, None, None),
+        "result": (True, False, 7, None),
+        "exception": (True, False, None, error),
+        "cancelled": (True, True, None, None),
+    }[state]
+    proxy: ProxyFuture[int] = ProxyFuture()
+    standard: Future[int] = Future()
+    for future in (proxy, standard):
+        if state == "running":
+            future.set_running_or_notify_cancel()
+        elif state == "result":
+            future.set_result(7)
+        elif state == "exception":
+            future.set_exception(error)
+        elif state == "cancelled":
+            future.cancel()
+
+    assert proxy._get_snapshot() == expected
+    if hasattr(Future, "_get_snapshot"):  # 3.15 on
+        assert standard._get_snapshot() == expected  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("before", [True, False], ids=["done-before", "done-after"])
+@pytest.mark.parametrize("outcome", ["result", "exception", "cancel"])
+def test_asyncio_wrap_future_takes_on_its_outcome(outcome: str, before: bool) -> None:
+    # What ``await proxy`` uses; on 3.15 it copies the outcome by _get_snapshot.
+    proxy: ProxyFuture[int] = ProxyFuture()
+
+    def resolve() -> None:
+        if outcome == "result":
+            proxy.set_result(7)
+        elif outcome == "exception":
+            proxy.set_exception(ValueError("failed"))
+        else:
+            assert proxy.cancel()
+
+    async def main() -> int:
+        if before:
+            resolve()
+        wrapped = asyncio.wrap_future(proxy)
+        if not before:
+            asyncio.get_running_loop().call_soon(resolve)
+        return await asyncio.wait_for(wrapped, TIMEOUT)
+
+    if outcome == "result":
+        assert asyncio.run(main()) == 7
+    else:
+        expected = ValueError if outcome == "exception" else asyncio.CancelledError
+        with pytest.raises(expected):
+            asyncio.run(main())
+
+
 @pytest.mark.skipif(not LIGHT_FUTURES, reason="the light fields only")
 def test_its_condition_for_wait_and_as_completed_is_its_lock():
     # Those functions only acquire, release and enter a future's _condition (the
@@ -419,6 +541,10 @@ def test_the_light_condition_sets_every_field_of_a_standard_condition():
     standard = threading.Condition(threading.RLock())
     light = LightCondition(threading.RLock())
     assert set(vars(light)) == set(vars(standard))
+    if hasattr(standard, "locked"):  # 3.14 on: its lock's
+        assert not light.locked()
+        with light:
+            assert light.locked()
 
 
 def blocked_waiters(future: ProxyFuture[Any], count: int) -> None:

@@ -18,34 +18,33 @@ import fluent_executors
 INIT = Path(fluent_executors.__file__)
 
 
-def type_checking_imports() -> dict[str, set[str]]:
-    """The names that ``__init__``'s ``TYPE_CHECKING`` block imports, by module."""
+def type_checking_imports() -> dict[str, str]:
+    """The names that ``__init__``'s ``TYPE_CHECKING`` block imports, and from
+    which module, each as ``X as X`` (how a typed package re-exports it)."""
     tree = ast.parse(INIT.read_text())
     (block,) = [
         node
         for node in tree.body
         if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
     ]
-    found: dict[str, set[str]] = {}
+    found: dict[str, str] = {}
     for node in block.body:
         assert isinstance(node, ast.ImportFrom)
-        module = "." * node.level + str(node.module)
-        found[module] = {alias.name for alias in node.names}
+        for alias in node.names:
+            assert alias.asname == alias.name
+            found[alias.name] = "." * node.level + str(node.module)
     return found
 
 
-def test_the_deferred_names_are_those_type_checkers_see_and_all_exports() -> None:
-    deferred = {m: set(names) for m, names in fluent_executors._DEFERRED.items()}
-    assert deferred == type_checking_imports()
-    every = {name for names in deferred.values() for name in names}
-    assert set(fluent_executors.__all__) == every | {"Executors", "__version__"}
-    assert len(fluent_executors.__all__) == len(set(fluent_executors.__all__))
+def test_all_is_every_name_type_checkers_see_once() -> None:
+    names = type_checking_imports()
+    assert fluent_executors.__all__ == sorted([*names, "Executors", "__version__"])
 
 
 @pytest.mark.parametrize("name", sorted(fluent_executors.__all__))
 def test_every_public_name_is_there_and_from_its_module(name: str) -> None:
     value = getattr(fluent_executors, name)
-    module = fluent_executors._MODULE_OF.get(name)
+    module = type_checking_imports().get(name)
     if module is not None:
         defined = importlib.import_module(module, "fluent_executors")
         assert value is getattr(defined, name)
@@ -73,22 +72,32 @@ def run_python(code: str, **environment: str) -> str:
     return completed.stdout.strip()
 
 
+# Modules that take long to import, which the library imports only where used:
+# each is named by the import-time promises below, relative to what ``import
+# concurrent.futures`` imports on the Python at hand (3.14's, through logging,
+# imports dataclasses and inspect itself).
+HEAVY_MODULES = ("asyncio", "multiprocessing", "dataclasses", "inspect")
+
+
 def test_importing_the_package_imports_the_facade_only() -> None:
     code = (
-        "import sys, fluent_executors; "
-        "print(sorted(m for m in sys.modules if 'fluent_executors' in m"
-        " or m in ('asyncio', 'multiprocessing', 'dataclasses', 'inspect')))"
+        "import sys, concurrent.futures; before = set(sys.modules); "
+        "import fluent_executors; "
+        "print(sorted(m for m in set(sys.modules) - before if 'fluent_executors' "
+        f"in m or m in {HEAVY_MODULES!r}))"
     )
     assert run_python(code) == (
-        "['_fluent_executors', '_fluent_executors.registry', 'fluent_executors', "
+        "['_fluent_executors', '_fluent_executors.fluent', "
+        "'_fluent_executors.public', 'fluent_executors', "
         "'fluent_executors.executors']"
     )
 
 
 def test_the_stats_snapshots_import_dataclasses_when_first_asked_for() -> None:
     code = (
-        "import sys, fluent_executors as fe; "
-        "before = {'dataclasses', 'inspect'} & set(sys.modules); "
+        "import sys, concurrent.futures; standard = set(sys.modules); "
+        "import fluent_executors as fe; "
+        "before = {'dataclasses', 'inspect'} & set(sys.modules) - standard; "
         "stats = fe.Executors.sync().stats(); "
         "print(sorted(before), type(stats) is fe.ExecutorStats, "
         "'dataclasses' in sys.modules)"

@@ -19,11 +19,10 @@ from typing import Any
 
 import metrics_workload
 import pytest
-from wrapper_doubles import EXAMPLES
+from wrapper_doubles import EXAMPLES, examples
 
 from _fluent_executors import metrics as _metrics
 from _fluent_executors.metrics import ENV_VAR
-from _fluent_executors.registry import WRAPPERS
 from fluent_executors import Executors
 
 TESTS = Path(__file__).parent
@@ -236,7 +235,7 @@ def _wrap(kind: str, name: str) -> Callable[[], Executor]:
 # The pools, the sync executor and every wrapper whose futures are concurrent ones.
 KINDS = [
     *("sync", "threadpool", "processpool"),
-    *(row.kind for row in WRAPPERS if row.bound),
+    *examples(concurrent=True),
 ]
 
 

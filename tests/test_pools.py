@@ -46,28 +46,32 @@ def spy_on_init(monkeypatch: pytest.MonkeyPatch, cls: type[Any]) -> list[Call]:
 
 
 THREAD_CASES: list[tuple[Callable[[], Any], Call]] = [
+    # Executors.thread_pool() has the standard class's parameters (and name), and
+    # passes them on positionally, with the prefix fluent-executors-<name> unless
+    # one is given.
     (
         lambda: Executors.thread_pool(max_workers=3),
-        ((), {"max_workers": 3, "thread_name_prefix": "fluent-executors-default"}),
-    ),
-    (
-        lambda: Executors.thread_pool(3),
-        ((3,), {"thread_name_prefix": "fluent-executors-default"}),
+        ((3, "fluent-executors-default", None, ()), {}),
     ),
     (
         lambda: Executors.thread_pool(),
-        ((), {"thread_name_prefix": "fluent-executors-default"}),
+        ((None, "fluent-executors-default", None, ()), {}),
     ),
     (
         lambda: Executors.thread_pool(name="io"),
-        ((), {"thread_name_prefix": "fluent-executors-io"}),
+        ((None, "fluent-executors-io", None, ()), {}),
     ),
     (
         lambda: Executors.thread_pool(2, "mine", name="io"),
-        ((2, "mine"), {}),
+        ((2, "mine", None, ()), {}),
+    ),
+    # The class itself passes the caller's arguments on as given.
+    (
+        lambda: ThreadPoolExecutor(3),
+        ((3,), {"thread_name_prefix": "fluent-executors-default"}),
     ),
     (
-        lambda: Executors.thread_pool(max_workers=2, thread_name_prefix="mine"),
+        lambda: ThreadPoolExecutor(max_workers=2, thread_name_prefix="mine"),
         ((), {"max_workers": 2, "thread_name_prefix": "mine"}),
     ),
     (
@@ -78,7 +82,7 @@ THREAD_CASES: list[tuple[Callable[[], Any], Call]] = [
 
 
 @pytest.mark.parametrize(("build", "expected"), THREAD_CASES)
-def test_thread_pool_passes_the_arguments_through_as_given(
+def test_thread_pool_passes_the_arguments_through(
     monkeypatch: pytest.MonkeyPatch, build: Callable[[], Any], expected: Call
 ) -> None:
     calls = spy_on_init(monkeypatch, concurrent.futures.ThreadPoolExecutor)
@@ -90,16 +94,16 @@ def test_thread_pool_passes_the_arguments_through_as_given(
 
 
 PROCESS_CASES: list[tuple[Callable[[], Any], Call]] = [
-    (lambda: Executors.process_pool(max_workers=2), ((), {"max_workers": 2})),
-    (lambda: Executors.process_pool(2), ((2,), {})),
-    (lambda: Executors.process_pool(), ((), {})),
-    (lambda: Executors.process_pool(name="cpu"), ((), {})),
+    (lambda: Executors.process_pool(max_workers=2), ((2, None, None, ()), {})),
+    (lambda: Executors.process_pool(), ((None, None, None, ()), {})),
+    (lambda: Executors.process_pool(name="cpu"), ((None, None, None, ()), {})),
+    (lambda: ProcessPoolExecutor(2), ((2,), {})),
     (lambda: ProcessPoolExecutor(1, initargs=(), name="cpu"), ((1,), {"initargs": ()})),
 ]
 
 
 @pytest.mark.parametrize(("build", "expected"), PROCESS_CASES)
-def test_process_pool_passes_the_arguments_through_as_given(
+def test_process_pool_passes_the_arguments_through(
     monkeypatch: pytest.MonkeyPatch, build: Callable[[], Any], expected: Call
 ) -> None:
     calls = spy_on_init(monkeypatch, concurrent.futures.ProcessPoolExecutor)

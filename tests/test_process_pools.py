@@ -11,7 +11,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from pathlib import Path
@@ -143,3 +145,67 @@ def test_process_pool_keeps_its_name_down_the_chain(method: str):
     assert isinstance(pool, ProcessPoolExecutor)
     assert chain.name == "procs"
     chain.shutdown()
+
+
+# -- map, and stopping the workers (the standard pool's API of Python 3.14) ------------
+
+
+def forkserver_pool() -> ProcessPoolExecutor:
+    context = multiprocessing.get_context(START_METHODS[0])
+    return Executors.process_pool(2, mp_context=context, name="procs")
+
+
+def test_map_sends_chunks_and_keeps_the_order_with_a_buffersize() -> None:
+    with forkserver_pool() as pool:
+        results = pool.map(pow, range(10), [2] * 10, chunksize=3, buffersize=2)
+
+        assert list(results) == [n**2 for n in range(10)]
+        # One submit per chunk: ceil(10 / 3).
+        assert pool.stats().submitted == 4
+
+
+@pytest.mark.parametrize("chunksize", [0, -1])
+def test_map_refuses_a_chunksize_below_one(chunksize: int) -> None:
+    with forkserver_pool() as pool, pytest.raises(ValueError, match="chunksize"):
+        pool.map(abs, [1], chunksize=chunksize)
+
+
+@pytest.mark.parametrize("stop", ["terminate_workers", "kill_workers"])
+def test_stopping_the_workers_fails_the_calls_under_way(
+    stop: str, tmp_path: Path
+) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    pool = forkserver_pool()
+    if sys.version_info < (3, 14):
+        with pytest.raises(NotImplementedError, match=r"needs Python 3\.14"):
+            getattr(pool, stop)()
+        pool.shutdown()
+        return
+    started = [tmp_path / f"started-{n}" for n in range(2)]
+    hanging = [pool.submit(block_forever, str(path)) for path in started]
+    wait_for_files(started)  # both workers are in the calls
+
+    getattr(pool, stop)()
+
+    for future in hanging:
+        assert isinstance(future.exception(timeout=TIMEOUT), BrokenProcessPool)
+    with pytest.raises(RuntimeError):  # broken (BrokenProcessPool), or shut down
+        pool.submit(os.getpid)
+    pool.shutdown()
+
+
+def block_forever(path: str) -> None:
+    """Create the file ``path``, then block until the process ends (a worker
+    that the test stops)."""
+    Path(path).touch()
+    threading.Event().wait()
+
+
+def wait_for_files(paths: list[Path]) -> None:
+    """Return once every file of ``paths`` exists (polling a state that another
+    process changes)."""
+    deadline = time.monotonic() + TIMEOUT
+    while not all(path.exists() for path in paths):
+        assert time.monotonic() < deadline, "the calls never started"
+        time.sleep(0.01)

@@ -6,6 +6,8 @@ import logging
 import math
 import multiprocessing
 import random
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import CancelledError, Executor, Future, wait
@@ -269,18 +271,30 @@ def test_jitter_leaves_the_global_random_state_alone() -> None:
 def test_forked_children_draw_different_jitter() -> None:
     # As the random module reseeds its global state in a forked child, the
     # library's generator is made anew there: a pool of forked workers must not
-    # all wait the same delays.
-    policy = ExceptionRetryPolicy(sleep=1.0, jitter=True)
-    policy.sleep_time(1, Future())  # the parent's generator exists before the fork
-    context = multiprocessing.get_context("fork")
-    with context.Pool(2) as pool:
-        draws = pool.map(_draw_jitter, range(4))
+    # all wait the same delays. Forked from a new interpreter, which has one
+    # thread (forking this one, with the test runner's threads, warns on 3.12+).
+    code = """
+import multiprocessing
+from concurrent.futures import Future
+from fluent_executors import ExceptionRetryPolicy
 
-    assert len(set(draws)) == 4
-
-
-def _draw_jitter(_: int) -> float:
+def draw(_):
     return ExceptionRetryPolicy(sleep=1.0, jitter=True).sleep_time(1, Future())
+
+policy = ExceptionRetryPolicy(sleep=1.0, jitter=True)
+policy.sleep_time(1, Future())  # the parent's generator exists before the fork
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    print(len(set(pool.map(draw, range(4)))))
+"""
+    completed = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+
+    assert completed.stdout.strip() == "4"
 
 
 def test_jitter_is_off_by_default() -> None:

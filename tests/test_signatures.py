@@ -10,14 +10,22 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from wrapper_doubles import EXAMPLES
 
 import fluent_executors as fe
-from _fluent_executors.registry import WRAPPERS, load
 from fluent_executors import BoundCallable, Executors, FluentExecutor
 
-# Every wrapper, from the registry of executors.
-CLASSES: dict[str, type[Any]] = {row.kind: load(row) for row in WRAPPERS}
-BOUND = {row.kind for row in WRAPPERS if row.bound}
+# Every wrapper class, by its kind: its chain method is with_<kind>, and the class
+# is what the chain method returns.
+CHAIN_METHODS = sorted(
+    name for name in vars(FluentExecutor) if name.startswith("with_")
+)
+CLASSES: dict[str, type[Any]] = {
+    name.removeprefix("with_"): getattr(
+        fe, inspect.signature(getattr(FluentExecutor, name)).return_annotation[:-3]
+    )
+    for name in CHAIN_METHODS
+}
 
 # more-executors 2.11.4's positional arguments after the delegate.
 MORE_EXECUTORS_ORDER = {
@@ -46,25 +54,53 @@ def positional(fn: Callable[..., Any], skip: int) -> list[str]:
     ]
 
 
+def parameters(fn: Callable[..., Any], skip: int) -> list[inspect.Parameter]:
+    """``fn``'s parameters after the first ``skip``, without their annotations, and
+    with ``name``'s default ``None`` (a wrapper's name defaults to its delegate's
+    when built by a method)."""
+    return [
+        p.replace(
+            annotation=inspect.Parameter.empty,
+            default=None if p.name == "name" else p.default,
+        )
+        for p in list(inspect.signature(fn).parameters.values())[skip:]
+    ]
+
+
 @pytest.mark.parametrize("kind", CLASSES)
 def test_every_with_method_has_its_classs_parameters(kind: str) -> None:
-    expected = shape(CLASSES[kind].__init__, 2)  # self, delegate
+    # Names, kinds, defaults and order: the three methods that build a wrapper are
+    # written out, and this fails when one drifts from its class.
+    expected = parameters(CLASSES[kind].__init__, 2)  # self, delegate
+    method = f"with_{kind}"
 
-    assert shape(getattr(FluentExecutor, f"with_{kind}"), 1) == expected
-    assert shape(getattr(Executors, f"with_{kind}"), 1) == expected
-    if kind in BOUND:  # not asyncio: a bound callable's futures are the library's
-        assert shape(getattr(BoundCallable, f"with_{kind}"), 1) == expected
+    assert parameters(getattr(FluentExecutor, method), 1) == expected
+    assert parameters(getattr(Executors, method), 1) == expected
+    if kind == "asyncio":  # a bound callable's futures are concurrent ones
+        assert not hasattr(BoundCallable, method)
+    elif kind == "map":  # its fn is required there, as type checkers want it
+        bound = parameters(BoundCallable.with_map, 1)
+        assert bound == [
+            expected[0].replace(default=inspect.Parameter.empty),
+            *expected[1:],
+        ]
+    else:
+        assert parameters(getattr(BoundCallable, method), 1) == expected
+
+
+def test_the_facade_has_every_wrapper_and_the_tests_build_each() -> None:
+    assert {n for n in vars(Executors) if n.startswith("with_")} == set(CHAIN_METHODS)
+    assert set(EXAMPLES) == set(CLASSES)
+    for kind, cls in CLASSES.items():
+        assert issubclass(cls, FluentExecutor)
+        with EXAMPLES[kind](Executors.sync(name="base")) as executor:
+            assert (type(executor), executor.name) == (cls, "base")
+            assert executor.stats().kind == kind
 
 
 @pytest.mark.parametrize("kind", MORE_EXECUTORS_ORDER)
 def test_positional_arguments_are_more_executors_ones_in_its_order(kind: str) -> None:
     assert positional(CLASSES[kind].__init__, 2) == MORE_EXECUTORS_ORDER[kind]
-
-
-@pytest.mark.parametrize("kind", CLASSES)
-def test_a_chain_methods_name_defaults_to_the_chains_name(kind: str) -> None:
-    parameter = inspect.signature(getattr(FluentExecutor, f"with_{kind}")).parameters
-    assert parameter["name"].default is None
 
 
 def test_one_positional_call_means_the_same_everywhere() -> None:

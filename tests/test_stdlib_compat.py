@@ -121,3 +121,20 @@ def test_a_done_standard_future_reads_alike_in_either_mode() -> None:
         assert _stdlib_compat.done_failure(succeeded) == (False, None)
         assert _stdlib_compat.done_failure(failed) == (False, error)
         assert _stdlib_compat.done_failure(notified) == (True, None)
+
+
+def test_nox_runs_the_portable_mode_on_the_newest_python_the_library_knows() -> None:
+    # Where the portable mode is not the default: on a newer Python the tests
+    # session runs in it already.
+    import ast
+    from pathlib import Path
+
+    noxfile = Path(__file__).resolve().parents[1] / "noxfile.py"
+    (value,) = [
+        node.value
+        for node in ast.parse(noxfile.read_text()).body
+        if isinstance(node, ast.Assign)
+        and ast.unparse(node.targets[0]) == "PORTABLE_PYTHON"
+    ]
+    newest = _stdlib_compat.KNOWN_VERSIONS[1]
+    assert ast.literal_eval(value) == f"{newest[0]}.{newest[1]}"

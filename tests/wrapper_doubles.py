@@ -7,7 +7,6 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, InvalidStateError
 from typing import Any
 
-from _fluent_executors.registry import WRAPPERS
 from fluent_executors import Executors, PollDescriptor, f_return
 from fluent_executors.testing import ManualExecutor
 
@@ -68,11 +67,10 @@ def same(value: object) -> object:
     return value
 
 
-# One way to build each wrapper of the registry of executors
-# (_fluent_executors.registry) on a delegate, by its kind, for the tests that run
-# every wrapper: the keyword arguments given (logger=, name=) are passed on.
-# tests/test_registry.py checks that it has every wrapper, so a new one is tested by
-# them all.
+# One way to build each wrapper on a delegate, by its kind (its chain method is
+# with_<kind>), for the tests that run every wrapper: the keyword arguments given
+# (logger=, name=) are passed on. tests/test_signatures.py checks that it has every
+# wrapper class, so a new one is tested by them all.
 EXAMPLES: dict[str, Callable[..., Any]] = {
     "poll": lambda d, **kw: Executors.with_poll(d, resolve_all, **kw),
     "retry": lambda d, **kw: Executors.with_retry(d, sleep=0.001, **kw),
@@ -87,9 +85,7 @@ EXAMPLES: dict[str, Callable[..., Any]] = {
 
 
 def examples(*, concurrent: bool = False) -> dict[str, Callable[..., Any]]:
-    """:data:`EXAMPLES` in the registry's order; with ``concurrent``, only the
-    wrappers whose futures are :class:`concurrent.futures.Future` objects (not
-    asyncio's)."""
-    return {
-        row.kind: EXAMPLES[row.kind] for row in WRAPPERS if row.bound or not concurrent
-    }
+    """:data:`EXAMPLES`; with ``concurrent``, only the wrappers whose futures are
+    :class:`concurrent.futures.Future` objects (not asyncio's, whose wrapper
+    ``BoundCallable`` has no method for)."""
+    return {k: v for k, v in EXAMPLES.items() if k != "asyncio" or not concurrent}

@@ -2,8 +2,10 @@
 # line and the lines below it (tests/test_layers.py reads this sketch and checks it;
 # every module of the package is on it). Modules first, then what they are.
 #
-#   progress process_pool           progress(); ProcessPoolExecutor (it imports
-#                                   multiprocessing: imported on first use)
+#   progress process_pool interpreter_pool
+#                                   progress(); ProcessPoolExecutor (it imports
+#                                   multiprocessing: imported on first use);
+#                                   InterpreterPoolExecutor (3.14+, the same)
 #   aio                             the async executors' machinery (a package of
 #                                   its own layers: facade > executor > mapping
 #                                   > layers > driver)
@@ -19,30 +21,30 @@
 #   adaptive hints                  the adaptive rate of a rate limit; delays
 #                                   that a failure carries (Retry-After)
 #   wrapper                         what the wrappers share: delegate, shutdown, checks
-#   fluent outstanding              FluentExecutor and its with_* methods; the
-#                                   futures outstanding until a shutdown ends
+#   fluent outstanding              FluentExecutor and its with_* methods (each
+#                                   imports its wrapper's public module when
+#                                   called: the one reach upward); the futures
+#                                   outstanding until a shutdown ends
 #   counts stats                    the counts of stats() and metrics; the snapshots
 #   exporters metrics tracing       metrics (the exporters of Prometheus and
 #                                   OpenTelemetry are imported when the first
 #                                   executor starts them); OpenTelemetry spans,
 #                                   and the submitter's context carried to the work
-#   registry                        the table of executors (method, module, class,
-#                                   kind); the facade's and chain methods made from it
 #   proxy scheduler clock errors    ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
 #   resolvable waiters              ProxyFuture's base: the standard future API
 #                                   over one lock, resolved once; what it holds
 #                                   of waiters and done callbacks
-#   callbacks                       running users' callbacks (contained, flat)
+#   callbacks bounded_map           running users' callbacks (contained, flat);
+#                                   Executor.map with buffersize, on every Python
 #   logging                         the contained logger; per-future records (TRACE)
 #   stdlib_compat public            what is read of CPython beyond its API: private
 #                                   names, its version, its GIL (the portable mode);
 #                                   the public module of what private ones define
 #
-# No module here imports a public one (fluent_executors.*) at run time, even in a
-# function: the registry imports a public module by its name, on first use
-# (registry.load). Only fluent.py's TYPE_CHECKING block names the wrapper classes,
-# for type checkers. Its
+# No module here imports a public one (fluent_executors.*) at module level; in a
+# function, only fluent.py's chain methods and bind() do, importing the wrapper
+# (or bind) module they build when called (tests/test_layers.py). Its
 # loggers keep the names under fluent_executors that the docs give
 # (fluent_executors._proxy, ._scheduler, ...), so that the fluent_executors logger
 # controls them. Deferred, though not up: stats (dataclasses import inspect), by

@@ -2,50 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import CancelledError
-from typing import Any, TypeVar
 
 from .public import publish
 
 __all__ = ["TimeoutCancelledError"]
-
-T = TypeVar("T")
-
-# How Python's TypeError for a call's arguments goes on after ``<name>() ``.
-_ARGUMENT_ERRORS = (
-    "got an unexpected keyword argument ",
-    "got multiple values for argument ",
-    "missing ",
-)
-
-
-def called_as(method: str, build: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``build(*args, **kwargs)``, for the method ``method`` (``str``, for example
-    ``"Executors.with_retry"``) that a user called.
-
-    A method of the facade or a ``with_*`` method passes its arguments on to a
-    constructor, whose own name Python's ``TypeError`` for a wrong, missing or
-    repeated keyword argument would give (``ExceptionRetryPolicy.__init__() got an
-    unexpected keyword argument``): the ``TypeError`` raised instead names
-    ``method``, the call the user wrote. Any other exception passes unchanged.
-
-    Raises:
-        TypeError: an argument that ``build`` (or a constructor it calls) does not
-            take, or a missing one, named as an argument of ``method``.
-    """
-    try:
-        return build(*args, **kwargs)
-    except TypeError as error:
-        callee, found, problem = str(error).partition("() ")
-        if not (
-            found
-            and callee.endswith("__init__")
-            and " " not in callee
-            and problem.startswith(_ARGUMENT_ERRORS)
-        ):
-            raise
-        raise TypeError(f"{method}() {problem}") from None
 
 
 def install_hint(extra: str) -> str:

@@ -6,6 +6,7 @@ own (``process_pool``), imported on first use."""
 from __future__ import annotations
 
 import concurrent.futures
+import sys
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
@@ -47,6 +48,20 @@ def _run_counted(
         return fn(*args, **kwargs)
     finally:
         counts.running -= 1
+
+
+def needs_python(version: tuple[int, int], what: str) -> None:
+    """Refuse ``what`` (``"ProcessPoolExecutor.kill_workers()"``) on a Python
+    older than ``version``, which lacks it.
+
+    Raises:
+        NotImplementedError: this Python is older than ``version``.
+    """
+    if sys.version_info < version:
+        raise NotImplementedError(
+            f"{what} needs Python {version[0]}.{version[1]} or later "
+            f"(this is Python {sys.version_info[0]}.{sys.version_info[1]})"
+        )
 
 
 def check_max_workers(args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -124,7 +139,8 @@ class LibraryPool(FluentExecutor[SameResult]):
             except BaseException:  # no job may be left behind a submit that raised
                 submit.abandoned = True
                 raise
-        else:  # a process pool: the callable alone, a context stays in its process
+        else:  # a process or interpreter pool: the callable alone, a context
+            # stays in its interpreter
             if isinstance(fn, InContext):
                 fn = fn.fn
             upstream = super().submit(fn, *args, **kwargs)

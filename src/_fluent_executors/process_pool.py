@@ -5,10 +5,13 @@ imports :mod:`multiprocessing`, which importing the library should not."""
 from __future__ import annotations
 
 import concurrent.futures
-from typing import TYPE_CHECKING, Any
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .counts import open_counts
-from .library_pool import LibraryPool, check_max_workers
+from .library_pool import LibraryPool, check_max_workers, needs_python
 from .public import publish
 from .wrapper import check_name
 
@@ -16,6 +19,8 @@ if TYPE_CHECKING:
     from .stats import ExecutorStats
 
 __all__ = ["ProcessPoolExecutor"]
+
+T = TypeVar("T")
 
 
 class ProcessPoolExecutor(LibraryPool, concurrent.futures.ProcessPoolExecutor):
@@ -50,6 +55,66 @@ class ProcessPoolExecutor(LibraryPool, concurrent.futures.ProcessPoolExecutor):
         super().__init__(*args, **kwargs)
         self._counts = open_counts(self, "processpool", name)
 
+    # A process pool's result type is always SameResult: one signature serves.
+    def map(  # type: ignore[override]  # pyright: ignore[reportIncompatibleMethodOverride]
+        self,
+        fn: Callable[..., T],
+        *iterables: Iterable[Any],
+        timeout: float | None = None,
+        chunksize: int = 1,
+        buffersize: int | None = None,
+    ) -> Iterator[T]:
+        """:meth:`FluentExecutor.map <fluent_executors.FluentExecutor.map>`, with
+        the calls sent to the worker processes ``chunksize`` at a time, as the
+        standard process pool does: one submit per chunk, and ``buffersize``
+        counts chunks.
+
+        Raises:
+            ValueError: ``chunksize`` is less than 1, or ``buffersize`` is.
+            TypeError: ``buffersize`` is neither an ``int`` nor ``None``.
+            RuntimeError: the pool has been shut down.
+
+        .. versionadded:: 0.2.0
+           ``buffersize``, on every Python.
+        """
+        if chunksize < 1:
+            raise ValueError(f"chunksize must be at least 1, got {chunksize}")
+        chunks = super().map(
+            partial(_call_chunk, fn),
+            _chunks(zip(*iterables, strict=False), chunksize),
+            timeout=timeout,
+            buffersize=buffersize,
+        )
+        return itertools.chain.from_iterable(chunks)
+
+    def terminate_workers(self) -> None:
+        """Terminate the worker processes (``SIGTERM``), as the standard
+        :meth:`~concurrent.futures.ProcessPoolExecutor.terminate_workers` does:
+        the calls under way fail with
+        :class:`~concurrent.futures.process.BrokenProcessPool`, those not
+        started are cancelled, and the pool refuses new work.
+
+        Raises:
+            NotImplementedError: before Python 3.14, which added it.
+
+        .. versionadded:: 0.2.0
+        """
+        needs_python((3, 14), "ProcessPoolExecutor.terminate_workers()")
+        super().terminate_workers()  # type: ignore[misc]
+
+    def kill_workers(self) -> None:
+        """Kill the worker processes (``SIGKILL``), as the standard
+        :meth:`~concurrent.futures.ProcessPoolExecutor.kill_workers` does; see
+        :meth:`terminate_workers`.
+
+        Raises:
+            NotImplementedError: before Python 3.14, which added it.
+
+        .. versionadded:: 0.2.0
+        """
+        needs_python((3, 14), "ProcessPoolExecutor.kill_workers()")
+        super().kill_workers()  # type: ignore[misc]
+
     def stats(self) -> ExecutorStats:
         """What this executor has done with the futures its ``submit`` returned, and
         is doing now (see :meth:`FluentExecutor.stats
@@ -65,6 +130,20 @@ class ProcessPoolExecutor(LibraryPool, concurrent.futures.ProcessPoolExecutor):
         items = self._pending_work_items.copy()
         running = sum(1 for item in items.values() if item.future.running())
         return ExecutorStats(**self._counts.fields(running))
+
+
+def _chunks(
+    arguments: Iterator[tuple[Any, ...]], size: int
+) -> Iterator[tuple[tuple[Any, ...], ...]]:
+    """The tuples of ``arguments``, ``size`` at a time (the last chunk may be
+    shorter), read as they are asked for."""
+    while chunk := tuple(itertools.islice(arguments, size)):
+        yield chunk
+
+
+def _call_chunk(fn: Callable[..., T], chunk: tuple[tuple[Any, ...], ...]) -> list[T]:
+    """In a worker process: ``fn(*args)`` for each ``args`` of ``chunk``."""
+    return [fn(*args) for args in chunk]
 
 
 publish("fluent_executors", ProcessPoolExecutor)

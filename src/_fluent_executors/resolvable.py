@@ -206,6 +206,19 @@ class ResolvableFuture(Future[T]):
             return self._exception
         raise self._cancelled_error()
 
+    def _get_snapshot(self) -> tuple[bool, bool, T | None, BaseException | None]:
+        """Return ``(done, cancelled, result, exception)`` at once: what Python
+        3.15's asyncio reads of a concurrent future to copy its outcome
+        (:func:`asyncio.wrap_future`, and so ``await``), as the standard
+        ``Future._get_snapshot`` gives it; read without the lock, as a done future
+        changes no more (``result`` and ``exception`` are set before ``_state``)."""
+        state = self._state
+        if state == FINISHED:
+            return True, False, self._result, self._exception
+        if state in CANCELLED_STATES:
+            return True, True, None, None
+        return False, False, None, None
+
     def _wait(self, timeout: float | None) -> None:
         """Wait until the future is done; raise TimeoutError after ``timeout``.
 

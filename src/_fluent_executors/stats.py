@@ -59,7 +59,8 @@ class ExecutorStats:
 
     Attributes:
         kind: the executor's kind, the ``type`` label of its metrics
-            (``threadpool``, ``processpool``, ``sync``, ``poll``, ``retry``,
+            (``threadpool``, ``processpool``, ``interpreterpool``, ``sync``,
+            ``poll``, ``retry``,
             ``timeout``, ``map``, ``flat_map``, ``throttle``, ``rate_limit``,
             ``cancel_on_shutdown``, ``asyncio``, ``dask``, ``ray``).
         name: the executor's name (its ``name`` property).

@@ -157,17 +157,23 @@ through ``thread_pool(8).with_map(str).with_map(len)`` and 1.54x for
 bench/fast_paths.py``, two runs; 100,000 futures, on a loaded 2-core machine)."""
 
 
+_CONDITION_LOCKED = sys.version_info >= (3, 14)  # Condition.locked, its lock's
+
+
 class LightCondition(threading.Condition):
     """A ``threading.Condition`` over a proxy future's ``RLock``, made quickly
     (only where :data:`LIGHT_FUTURES`): ``Condition.__init__`` looks each of the
     lock's methods up in a try statement; this sets the fields that Condition's
-    methods read directly, as Condition binds them (3.10 to 3.13;
-    tests/test_future.py fails if a version's Condition has other fields)."""
+    methods read directly, as Condition binds them (3.10 to 3.15: ``locked``
+    from 3.14 on; tests/test_future.py fails if a version's Condition has other
+    fields)."""
 
     def __init__(self, lock: Any) -> None:  # instead of Condition.__init__
         self._lock = lock
         self.acquire = lock.acquire  # type: ignore[method-assign]
         self.release = lock.release  # type: ignore[method-assign]
+        if _CONDITION_LOCKED:
+            self.locked = lock.locked
         self._release_save = lock._release_save
         self._acquire_restore = lock._acquire_restore
         self._is_owned = lock._is_owned

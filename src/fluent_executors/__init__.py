@@ -3,7 +3,7 @@
 # every module of the package is on it). Modules first, then what they are.
 #
 #   __init__                        the public namespace
-#   executors                       the Executors facade: one-line calls to the classes
+#   executors                       the Executors facade: short calls to the classes
 #   bind pytest_plugin              BoundCallable; the pytest fixtures
 #   aio                             the async executors
 #   poll retry timeout map flat_map throttle rate_limit cancel_on_shutdown asyncio
@@ -13,18 +13,20 @@
 #                                   executor and the virtual clock
 #   _fluent_executors               the private package, below every public module:
 #                                   what they are made of, by layers of its own (its
-#                                   __init__ has their sketch)
+#                                   __init__ has their sketch); its one reach up:
+#                                   FluentExecutor's chain methods import the
+#                                   wrapper (or bind) module they build, when called
 #
 # Only public modules are in this package, so that help(fluent_executors) lists
 # them alone: the private ones are in _fluent_executors, beside it (as _pytest is
-# beside pytest), and never import a public module (tests/test_layers.py).
+# beside pytest), and import no public module but by that reach
+# (tests/test_layers.py).
 #
 # Deferred imports, on first use: __init__ imports the facade only, and every other
-# public name when it is first looked up (_DEFERRED, below). No module imports
-# upward, even in a function: the methods made from the registry (the facade's,
-# the chain methods of FluentExecutor, BoundCallable's) import the module of the
-# executor they build by its name (registry.load) on their first call, and
-# FluentExecutor.bind reaches BoundCallable so (registry.public).
+# public name when it is first looked up (__getattr__, below). No module imports
+# upward, but for one reach, in functions: the chain methods of FluentExecutor
+# (_fluent_executors/fluent.py) import the wrapper module they build, and
+# FluentExecutor.bind the bind module, when called.
 
 """Composable :mod:`concurrent.futures` executors: poll remote tasks through one poll
 function, and wrap any executor in more behaviour, one ``with_*`` call at a time.
@@ -36,182 +38,189 @@ Everything public is importable from here::
 
 from typing import TYPE_CHECKING
 
-from _fluent_executors import registry as _registry
+from .executors import Executors as Executors
 
-from .executors import Executors
-
-if TYPE_CHECKING:  # what type checkers see; at run time, _DEFERRED below
-    from _fluent_executors.errors import TimeoutCancelledError
-    from _fluent_executors.fluent import FluentExecutor, SameResult
-    from _fluent_executors.logging import TRACE
-    from _fluent_executors.process_pool import ProcessPoolExecutor
-    from _fluent_executors.progress import progress
-    from _fluent_executors.proxy import ProxyFuture
+# Every public name but Executors and __version__, imported from the module that
+# defines it: type checkers read these imports, and at run time __getattr__ below
+# imports each name from the module its line names, when it is first looked up
+# (PEP 562), so that a program imports the modules of the executors it uses only.
+# A name is written here once ("X as X" is how a typed package re-exports it).
+if TYPE_CHECKING:
+    from _fluent_executors.errors import TimeoutCancelledError as TimeoutCancelledError
+    from _fluent_executors.fluent import (
+        FluentExecutor as FluentExecutor,
+    )
+    from _fluent_executors.fluent import (
+        SameResult as SameResult,
+    )
+    from _fluent_executors.interpreter_pool import (
+        InterpreterPoolExecutor as InterpreterPoolExecutor,
+    )
+    from _fluent_executors.logging import TRACE as TRACE
+    from _fluent_executors.process_pool import (
+        ProcessPoolExecutor as ProcessPoolExecutor,
+    )
+    from _fluent_executors.progress import progress as progress
+    from _fluent_executors.proxy import ProxyFuture as ProxyFuture
     from _fluent_executors.stats import (
-        ExecutorStats,
-        PollStats,
-        QueueStats,
-        RateLimitStats,
-        RetryStats,
-        SchedulerStats,
-        TimeoutStats,
-        scheduler_stats,
+        ExecutorStats as ExecutorStats,
     )
-    from _fluent_executors.waiting import as_completed, wait
+    from _fluent_executors.stats import (
+        PollStats as PollStats,
+    )
+    from _fluent_executors.stats import (
+        QueueStats as QueueStats,
+    )
+    from _fluent_executors.stats import (
+        RateLimitStats as RateLimitStats,
+    )
+    from _fluent_executors.stats import (
+        RetryStats as RetryStats,
+    )
+    from _fluent_executors.stats import (
+        SchedulerStats as SchedulerStats,
+    )
+    from _fluent_executors.stats import (
+        TimeoutStats as TimeoutStats,
+    )
+    from _fluent_executors.stats import (
+        scheduler_stats as scheduler_stats,
+    )
+    from _fluent_executors.waiting import (
+        as_completed as as_completed,
+    )
+    from _fluent_executors.waiting import (
+        wait as wait,
+    )
 
-    from .asyncio import AsyncioExecutor
-    from .bind import BoundCallable
-    from .cancel_on_shutdown import CancelOnShutdownExecutor
-    from .dask import DaskExecutor
+    from .asyncio import AsyncioExecutor as AsyncioExecutor
+    from .bind import BoundCallable as BoundCallable
+    from .cancel_on_shutdown import CancelOnShutdownExecutor as CancelOnShutdownExecutor
+    from .dask import DaskExecutor as DaskExecutor
     from .futures import (
-        f_and,
-        f_apply,
-        f_flat_map,
-        f_map,
-        f_nocancel,
-        f_or,
-        f_proxy,
-        f_return,
-        f_return_cancelled,
-        f_return_error,
-        f_sequence,
-        f_timeout,
-        f_traverse,
-        f_zip,
+        f_and as f_and,
     )
-    from .map import FlatMapExecutor, MapExecutor
-    from .poll import CancelFn, PollDescriptor, PollExecutor, PollFn
-    from .pools import ThreadPoolExecutor
-    from .rate_limit import RateLimitExecutor
-    from .ray import RayExecutor
-    from .retry import ExceptionRetryPolicy, RetryExecutor, RetryPolicy, retry_after
-    from .sync import SyncExecutor
-    from .throttle import ThrottleCount, ThrottleExecutor
-    from .timeout import TimeoutExecutor
+    from .futures import (
+        f_apply as f_apply,
+    )
+    from .futures import (
+        f_flat_map as f_flat_map,
+    )
+    from .futures import (
+        f_map as f_map,
+    )
+    from .futures import (
+        f_nocancel as f_nocancel,
+    )
+    from .futures import (
+        f_or as f_or,
+    )
+    from .futures import (
+        f_proxy as f_proxy,
+    )
+    from .futures import (
+        f_return as f_return,
+    )
+    from .futures import (
+        f_return_cancelled as f_return_cancelled,
+    )
+    from .futures import (
+        f_return_error as f_return_error,
+    )
+    from .futures import (
+        f_sequence as f_sequence,
+    )
+    from .futures import (
+        f_timeout as f_timeout,
+    )
+    from .futures import (
+        f_traverse as f_traverse,
+    )
+    from .futures import (
+        f_zip as f_zip,
+    )
+    from .map import (
+        FlatMapExecutor as FlatMapExecutor,
+    )
+    from .map import (
+        MapExecutor as MapExecutor,
+    )
+    from .poll import (
+        CancelFn as CancelFn,
+    )
+    from .poll import (
+        PollDescriptor as PollDescriptor,
+    )
+    from .poll import (
+        PollExecutor as PollExecutor,
+    )
+    from .poll import (
+        PollFn as PollFn,
+    )
+    from .pools import ThreadPoolExecutor as ThreadPoolExecutor
+    from .rate_limit import RateLimitExecutor as RateLimitExecutor
+    from .ray import RayExecutor as RayExecutor
+    from .retry import (
+        ExceptionRetryPolicy as ExceptionRetryPolicy,
+    )
+    from .retry import (
+        RetryExecutor as RetryExecutor,
+    )
+    from .retry import (
+        RetryPolicy as RetryPolicy,
+    )
+    from .retry import (
+        retry_after as retry_after,
+    )
+    from .sync import SyncExecutor as SyncExecutor
+    from .throttle import (
+        ThrottleCount as ThrottleCount,
+    )
+    from .throttle import (
+        ThrottleExecutor as ThrottleExecutor,
+    )
+    from .timeout import TimeoutExecutor as TimeoutExecutor
 
 __version__ = "0.2.0"  # the next release: the top of CHANGELOG.rst
 
-__all__ = [
-    "TRACE",
-    "AsyncioExecutor",
-    "BoundCallable",
-    "CancelFn",
-    "CancelOnShutdownExecutor",
-    "DaskExecutor",
-    "ExceptionRetryPolicy",
-    "ExecutorStats",
-    "Executors",
-    "FlatMapExecutor",
-    "FluentExecutor",
-    "MapExecutor",
-    "PollDescriptor",
-    "PollExecutor",
-    "PollFn",
-    "PollStats",
-    "ProcessPoolExecutor",
-    "ProxyFuture",
-    "QueueStats",
-    "RateLimitExecutor",
-    "RateLimitStats",
-    "RayExecutor",
-    "RetryExecutor",
-    "RetryPolicy",
-    "RetryStats",
-    "SameResult",
-    "SchedulerStats",
-    "SyncExecutor",
-    "ThreadPoolExecutor",
-    "ThrottleCount",
-    "ThrottleExecutor",
-    "TimeoutCancelledError",
-    "TimeoutExecutor",
-    "TimeoutStats",
-    "__version__",
-    "as_completed",
-    "f_and",
-    "f_apply",
-    "f_flat_map",
-    "f_map",
-    "f_nocancel",
-    "f_or",
-    "f_proxy",
-    "f_return",
-    "f_return_cancelled",
-    "f_return_error",
-    "f_sequence",
-    "f_timeout",
-    "f_traverse",
-    "f_zip",
-    "progress",
-    "retry_after",
-    "scheduler_stats",
-    "wait",
-]
+_module_of: dict[str, str] = {}  # each name of the imports above: its module
 
 
-# Every public name but Executors, by the module that defines it, imported on first
-# use (PEP 562): "import fluent_executors" imports the facade only, and a program
-# imports the modules of the executors it uses. The executor classes come from the
-# registry of executors (_fluent_executors.registry); tests/test_init.py checks
-# that this table, the imports above and __all__ name the same things.
-_DEFERRED: dict[str, tuple[str, ...]] = {
-    "_fluent_executors.errors": ("TimeoutCancelledError",),
-    "_fluent_executors.fluent": ("FluentExecutor", "SameResult"),
-    "_fluent_executors.logging": ("TRACE",),
-    "_fluent_executors.progress": ("progress",),
-    "_fluent_executors.proxy": ("ProxyFuture",),
-    "_fluent_executors.stats": (
-        "ExecutorStats",
-        "PollStats",
-        "QueueStats",
-        "RateLimitStats",
-        "RetryStats",
-        "SchedulerStats",
-        "TimeoutStats",
-        "scheduler_stats",
-    ),
-    "_fluent_executors.waiting": ("as_completed", "wait"),
-    ".bind": ("BoundCallable",),
-    ".futures": (
-        "f_and",
-        "f_apply",
-        "f_flat_map",
-        "f_map",
-        "f_nocancel",
-        "f_or",
-        "f_proxy",
-        "f_return",
-        "f_return_cancelled",
-        "f_return_error",
-        "f_sequence",
-        "f_timeout",
-        "f_traverse",
-        "f_zip",
-    ),
-    ".poll": ("CancelFn", "PollDescriptor", "PollFn"),
-    ".retry": ("ExceptionRetryPolicy", "RetryPolicy", "retry_after"),
-    ".throttle": ("ThrottleCount",),
-}
-_DEFERRED = _registry.with_classes(_DEFERRED)  # and every executor class
-_MODULE_OF = {name: module for module, names in _DEFERRED.items() for name in names}
+def _public_modules() -> dict[str, str]:
+    """Each public name but ``Executors`` and ``__version__``, and the module that
+    defines it: what the ``TYPE_CHECKING`` imports above say, read from this file
+    once (with :mod:`ast`, imported then)."""
+    if not _module_of:
+        import ast
+
+        with open(__file__, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+        (block,) = [node for node in tree.body if isinstance(node, ast.If)]
+        for node in block.body:
+            assert isinstance(node, ast.ImportFrom)
+            module = "." * node.level + str(node.module)
+            _module_of.update(dict.fromkeys((a.name for a in node.names), module))
+    return _module_of
 
 
 def __getattr__(name: str) -> object:
     """A public name other than ``Executors``, imported from its module on first use;
-    or a submodule, imported then (``fluent_executors.futures.f_map`` after ``import
-    fluent_executors``, as when every submodule was imported with the package)
-    (PEP 562).
+    ``__all__``, every public name; or a submodule, imported then
+    (``fluent_executors.futures.f_map`` after ``import fluent_executors``, as when
+    every submodule was imported with the package) (PEP 562).
 
     Raises:
         AttributeError: the package has no such name or submodule.
     """
     import importlib
 
-    module = _MODULE_OF.get(name)
+    module = _public_modules().get(name)
     if module is not None:
         value = getattr(importlib.import_module(module, __name__), name)
         globals()[name] = value  # the next lookup finds it without this function
         return value
+    if name == "__all__":  # what "from fluent_executors import *" imports
+        return sorted(["Executors", "__version__", *_public_modules()])
     if not name.startswith("__"):
         import importlib.util
 
@@ -221,4 +230,4 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *_public_modules()})

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
-from collections.abc import Callable
-from concurrent.futures import Executor
-from typing import TYPE_CHECKING, ParamSpec, TypeVar, overload
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, Future
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
+from _fluent_executors.bounded_map import bounded_map
 from _fluent_executors.fluent import FluentExecutor, R, SameResult
 from _fluent_executors.wrapper import DelegatingExecutor, check_submittable
 
@@ -68,9 +70,6 @@ class AsyncioExecutor(DelegatingExecutor[R]):
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``loop`` is neither an
             event loop nor ``None``; ``name`` is not a ``str``.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload
@@ -220,18 +219,70 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         self._counts.track_asyncio(future)
         return future
 
+    def map(
+        self,
+        fn: Callable[..., Any],
+        *iterables: Iterable[Any],
+        timeout: float | None = None,
+        chunksize: int = 1,
+        buffersize: int | None = None,
+    ) -> Iterator[Any]:
+        """:meth:`FluentExecutor.map <fluent_executors.FluentExecutor.map>`:
+        the calls go to the delegate, and the iterator waits for their results in
+        the thread that takes them, as every executor's ``map`` does (no event
+        loop is involved: in a coroutine, ``await asyncio.gather(*(
+        executor.submit(fn, x) for x in items))`` instead).
+
+        Raises:
+            TypeError: ``buffersize`` is neither an ``int`` nor ``None``.
+            ValueError: ``buffersize`` is less than 1.
+            RuntimeError: the executor has been shut down.
+
+        .. versionadded:: 0.2.0
+        """
+        self._check_open()
+        return bounded_map(self, _submitter(fn), iterables, timeout, buffersize)
+
+
+def _submitter(
+    fn: Callable[..., T],
+) -> Callable[[AsyncioExecutor[Any], tuple[Any, ...]], Future[T]]:
+    """What :meth:`AsyncioExecutor.map` submits for each tuple of arguments:
+    ``fn(*args)`` to the delegate, a standard future counted by the executor."""
+
+    def submit(executor: AsyncioExecutor[Any], args: tuple[Any, ...]) -> Future[T]:
+        executor._check_open()
+        future: Future[T] = executor._submit_in_context(
+            executor._submit_to_delegate, fn, args, {}
+        )
+        executor._counts.track(future)
+        return future
+
+    return submit
+
 
 def _current_loop() -> asyncio.AbstractEventLoop | None:
     """The loop running in this thread, else the loop set for it with
     :func:`asyncio.set_event_loop`, else ``None``: never a new loop, and no
-    ``DeprecationWarning`` (which ``asyncio.get_event_loop()`` gives on Python 3.12+
-    where it would make one)."""
+    ``DeprecationWarning``.
+
+    From Python 3.14 on, :func:`asyncio.get_event_loop` does just that (it no
+    longer makes a loop, and raises ``RuntimeError`` where none is set), and the
+    event loop policies it used to be read through are deprecated (gone in 3.16).
+    Before 3.14 ``asyncio.get_event_loop()`` would make a loop, with a
+    ``DeprecationWarning`` on 3.12 and 3.13: there the default policy's loop for
+    the thread is read without it."""
     import asyncio
 
     try:
         return asyncio.get_running_loop()
     except RuntimeError:
         pass
+    if sys.version_info >= (3, 14):
+        try:
+            return asyncio.get_event_loop()
+        except RuntimeError:
+            return None
     policy = asyncio.get_event_loop_policy()
     if isinstance(policy, asyncio.DefaultEventLoopPolicy):
         # What get_event_loop() would return, read without making a loop.

@@ -6,96 +6,23 @@ import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Concatenate,
-    Generic,
-    ParamSpec,
-    TypeVar,
-    overload,
-)
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
-from _fluent_executors.registry import WRAPPERS, Row, install, method_for, name_of
+from _fluent_executors.fluent import name_of
 from _fluent_executors.wrapper import check_callable, check_delegate
 
 from .map import FlatMapExecutor, MapExecutor
 
 if TYPE_CHECKING:
-    from .cancel_on_shutdown import CancelOnShutdownExecutor
-    from .poll import PollExecutor
-    from .rate_limit import RateLimitExecutor
-    from .retry import RetryExecutor
-    from .throttle import ThrottleExecutor
-    from .timeout import TimeoutExecutor
+    from .poll import CancelFn, PollFn
+    from .retry import RetryPolicy
+    from .throttle import ThrottleCount
 
 __all__ = ["BoundCallable"]
 
 T = TypeVar("T")
 U = TypeVar("U")
 P = ParamSpec("P")
-Q = ParamSpec("Q")  # the parameters of a wrapper class after its delegate
-
-
-class _Rewrapping(Generic[Q]):
-    """A ``with_*`` method of :class:`BoundCallable` for a wrapper that keeps the
-    result type: ``bound.with_x(*args)`` is
-    ``BoundCallable(Executors.with_x(bound.executor, *args), bound's function)``,
-    typed with the wrapper class's parameters ``Q``.
-
-    On the class, it is the facade's function (for ``inspect.signature`` and the
-    API reference, which show the wrapper's parameters after the executor).
-    """
-
-    _wrap: Callable[..., Executor]  # the facade's method, given BoundCallable's name
-    _bound_signature: Any = None  # see _signature
-
-    if TYPE_CHECKING:  # typed by the wrapper class; made from its registry row
-
-        def __init__(
-            self, wrapper: Callable[Concatenate[Executor, Q], Executor], method: str
-        ) -> None: ...
-
-    else:
-
-        def __init__(self, row: Row) -> None:
-            self._wrap = method_for(row, "BoundCallable")
-
-    @overload
-    def __get__(self, bound: None, owner: type[Any]) -> Callable[..., Executor]: ...
-
-    @overload
-    def __get__(
-        self, bound: BoundCallable[P, T], owner: type[Any]
-    ) -> Callable[Q, BoundCallable[P, T]]: ...
-
-    def __get__(
-        self, bound: BoundCallable[P, T] | None, owner: type[Any]
-    ) -> Callable[..., Any]:
-        if bound is None:
-            return self._wrap
-        wrap = self._wrap
-
-        def with_x(*args: Q.args, **kwargs: Q.kwargs) -> BoundCallable[P, T]:
-            return BoundCallable(wrap(bound.executor, *args, **kwargs), bound._fn)
-
-        with_x.__signature__ = self._signature()  # type: ignore[attr-defined]
-        return with_x
-
-    def _signature(self) -> Any:
-        """What ``inspect.signature()`` shows of the method of a bound callable:
-        the wrapper's parameters after the executor (the bound one), returning a
-        ``BoundCallable``; made on first use (``inspect`` is slow to import)."""
-        signature = self._bound_signature
-        if signature is None:
-            import inspect
-
-            signature = inspect.signature(self._wrap)
-            signature = self._bound_signature = signature.replace(
-                parameters=list(signature.parameters.values())[1:],
-                return_annotation="BoundCallable[P, T]",
-            )
-        return signature
 
 
 class BoundCallable(Generic[P, T]):
@@ -188,27 +115,133 @@ class BoundCallable(Generic[P, T]):
         )
         return BoundCallable(wrapped, self._fn)
 
-    # The wrappers that keep the result type: each is its class's constructor,
-    # given the bound executor (see _Rewrapping), so its parameters are the class's.
-    # For type checkers; at run time, made from the registry (below the class).
-    if TYPE_CHECKING:
-        with_throttle = _Rewrapping(ThrottleExecutor, "with_throttle")
-        with_rate_limit = _Rewrapping(RateLimitExecutor, "with_rate_limit")
-        with_cancel_on_shutdown = _Rewrapping(
-            CancelOnShutdownExecutor, "with_cancel_on_shutdown"
+    # The wrappers that keep the result type; each imports its module when called
+    # (a program that binds a callable imports the wrappers it uses only).
+
+    def with_poll(
+        self,
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
+        poll_timeout: float | None = None,
+    ) -> BoundCallable[P, T]:
+        """Resolve the futures by polling: see
+        :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
+        """
+        from .poll import PollExecutor
+
+        wrapped = PollExecutor(
+            self._executor,
+            poll_fn,
+            cancel_fn,
+            default_interval,
+            logger,
+            self._name(name),
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
+            poll_timeout=poll_timeout,
         )
-        with_poll = _Rewrapping(PollExecutor, "with_poll")
-        # mypy cannot match RetryExecutor's **kwargs to a ParamSpec; pyright can.
-        with_retry = _Rewrapping(RetryExecutor, "with_retry")  # type: ignore[arg-type]
-        with_timeout = _Rewrapping(TimeoutExecutor, "with_timeout")
+        return BoundCallable(wrapped, self._fn)
 
+    def with_retry(
+        self,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> BoundCallable[P, T]:
+        """Retry failed calls: see
+        :meth:`Executors.with_retry <fluent_executors.Executors.with_retry>`.
+        """
+        from .retry import RetryExecutor
 
-if not TYPE_CHECKING:  # the methods above, made from the registry
-    install(
-        BoundCallable,
-        tuple(row for row in WRAPPERS if row.bound and row.keeps_result),
-        _Rewrapping,
-    )
+        wrapped = RetryExecutor(
+            self._executor, retry_policy, logger, self._name(name), **kwargs
+        )
+        return BoundCallable(wrapped, self._fn)
+
+    def with_timeout(
+        self,
+        timeout: float,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> BoundCallable[P, T]:
+        """Cancel calls not done within ``timeout`` seconds: see
+        :meth:`Executors.with_timeout <fluent_executors.Executors.with_timeout>`.
+        """
+        from .timeout import TimeoutExecutor
+
+        wrapped = TimeoutExecutor(self._executor, timeout, logger, self._name(name))
+        return BoundCallable(wrapped, self._fn)
+
+    def with_throttle(
+        self,
+        count: ThrottleCount,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        block: bool = False,
+    ) -> BoundCallable[P, T]:
+        """Run at most ``count`` calls at once: see
+        :meth:`Executors.with_throttle <fluent_executors.Executors.with_throttle>`.
+        """
+        from .throttle import ThrottleExecutor
+
+        wrapped = ThrottleExecutor(
+            self._executor, count, logger, self._name(name), block
+        )
+        return BoundCallable(wrapped, self._fn)
+
+    def with_rate_limit(
+        self,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
+    ) -> BoundCallable[P, T]:
+        """Start at most ``max_calls`` calls per ``period`` seconds: see
+        :meth:`Executors.with_rate_limit
+        <fluent_executors.Executors.with_rate_limit>`.
+        """
+        from .rate_limit import RateLimitExecutor
+
+        wrapped = RateLimitExecutor(
+            self._executor,
+            max_calls,
+            period,
+            logger,
+            self._name(name),
+            adaptive=adaptive,
+            too_many=too_many,
+            decrease_factor=decrease_factor,
+            increase=increase,
+            max_pause=max_pause,
+        )
+        return BoundCallable(wrapped, self._fn)
+
+    def with_cancel_on_shutdown(
+        self,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> BoundCallable[P, T]:
+        """Cancel pending calls when the executor shuts down: see
+        :meth:`Executors.with_cancel_on_shutdown
+        <fluent_executors.Executors.with_cancel_on_shutdown>`.
+        """
+        from .cancel_on_shutdown import CancelOnShutdownExecutor
+
+        wrapped = CancelOnShutdownExecutor(self._executor, logger, self._name(name))
+        return BoundCallable(wrapped, self._fn)
 
 
 def flat_bound(executor: Executor, fn: Callable[P, Any]) -> BoundCallable[P, Any]:

@@ -35,9 +35,6 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
 
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``name`` is not a ``str``.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

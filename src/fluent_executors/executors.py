@@ -1,21 +1,29 @@
 """The ``Executors`` facade: one place to build every executor of the library.
 
-Its methods are the classes' constructors, made from the table of executors
-(:mod:`_fluent_executors.registry`): each signature is written once, on the class
-(tests/test_signatures.py checks that the facade matches). A ``with_*`` method only
-adds that the new wrapper takes its delegate's ``name`` when none is given.
+Each method is a few lines that build its class, with the class's parameters in
+the class's order (tests/test_signatures.py compares them), importing the class's
+module when called, so that ``import fluent_executors`` imports no executor's
+module. A ``with_*`` method only adds that the new wrapper takes its delegate's
+``name`` when none is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from _fluent_executors.registry import EXECUTORS, install, method_for
+from _fluent_executors.fluent import name_of
 
 if TYPE_CHECKING:
+    import asyncio
+    import logging
+    import multiprocessing.context
+
+    import distributed
+
     from _fluent_executors.fluent import FluentExecutor, SameResult
+    from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
     from _fluent_executors.process_pool import ProcessPoolExecutor
 
     from .asyncio import AsyncioExecutor
@@ -23,18 +31,19 @@ if TYPE_CHECKING:
     from .cancel_on_shutdown import CancelOnShutdownExecutor
     from .dask import DaskExecutor
     from .map import FlatMapExecutor, MapExecutor
-    from .poll import PollExecutor
+    from .poll import CancelFn, PollExecutor, PollFn
     from .pools import ThreadPoolExecutor
     from .rate_limit import RateLimitExecutor
     from .ray import RayExecutor
-    from .retry import RetryExecutor
+    from .retry import RetryExecutor, RetryPolicy
     from .sync import SyncExecutor
-    from .throttle import ThrottleExecutor
+    from .throttle import ThrottleCount, ThrottleExecutor
     from .timeout import TimeoutExecutor
 
 __all__ = ["Executors"]
 
 T = TypeVar("T")
+U = TypeVar("U")
 # The result type of a FluentExecutor delegate: FluentExecutor's R, but without
 # its default, which a type variable must not have before P in a signature.
 DelegateResult = TypeVar("DelegateResult")
@@ -50,86 +59,499 @@ class Executors:
         Executors.with_poll(Executors.thread_pool(max_workers=4), poll_tasks)
         Executors.thread_pool(max_workers=4).with_poll(poll_tasks)
 
+    ``Executors.x(...)`` builds the class ``XExecutor`` with the same arguments in
+    the same order (see each class for what they mean, what it raises and when).
     The ``with_*`` methods take any :class:`concurrent.futures.Executor` (a thread
     pool, a process pool, a Dask client's executor) as the delegate, and return a
     new executor; the delegate is left as it was. Shutting down the new executor, or
-    leaving its ``with`` block, shuts down the delegate too. The new executor has the
-    delegate's result type (see :class:`~fluent_executors.SameResult`), except that
-    :meth:`with_map` and :meth:`with_flat_map` give it their functions' one.
+    leaving its ``with`` block, shuts down the delegate too. The new executor's
+    ``name``, unless given, is the delegate's (see :ref:`guide-names`). It has the
+    delegate's result type ``R`` if the delegate is a ``FluentExecutor[R]``, else
+    :class:`~fluent_executors.SameResult` (see :ref:`guide-result-types`), except
+    that :meth:`with_map` and :meth:`with_flat_map` give it their functions' one.
+    A ``with_*`` method raises ``TypeError`` for a ``delegate`` without a
+    ``submit`` method, and as its class does for its other arguments.
     """
 
-    if TYPE_CHECKING:
-        # Type checkers see the classes' own signatures; at run time the arguments
-        # pass through to them as given (positional stay positional).
-        thread_pool = staticmethod(ThreadPoolExecutor)
-        process_pool = staticmethod(ProcessPoolExecutor)
-    else:
+    # -- base executors ---------------------------------------------------------
 
-        @staticmethod
-        def thread_pool(
-            *args: Any, name: str = "default", **kwargs: Any
-        ) -> ThreadPoolExecutor:
-            """Return a new :class:`~fluent_executors.ThreadPoolExecutor`.
+    @staticmethod
+    def thread_pool(
+        max_workers: int | None = None,
+        thread_name_prefix: str = "",
+        initializer: Callable[..., object] | None = None,
+        initargs: tuple[Any, ...] = (),
+        *,
+        name: str = "default",
+    ) -> ThreadPoolExecutor:
+        """Return a new :class:`~fluent_executors.ThreadPoolExecutor`.
 
-            Arguments other than ``name`` are those of
-            :class:`concurrent.futures.ThreadPoolExecutor`, and reach it unchanged, as
-            given (see :class:`~fluent_executors.ThreadPoolExecutor`).
+        The arguments are those of :class:`concurrent.futures.ThreadPoolExecutor`,
+        and ``name``; a ``thread_name_prefix`` not given (or empty) is
+        ``fluent-executors-<name>``.
 
-            Raises:
-                TypeError: ``name`` is not a ``str``.
-                ValueError: ``max_workers`` is not positive.
-            """
-            from _fluent_executors.errors import called_as
+        Raises:
+            TypeError: ``name`` is not a ``str``; ``max_workers`` is not an ``int``
+                (nor ``None``).
+            ValueError: ``max_workers`` is less than 1.
+        """
+        from .pools import ThreadPoolExecutor
 
-            from .pools import ThreadPoolExecutor
+        prefix = thread_name_prefix or f"fluent-executors-{name}"
+        return ThreadPoolExecutor(max_workers, prefix, initializer, initargs, name=name)
 
-            return called_as(
-                "Executors.thread_pool", ThreadPoolExecutor, *args, name=name, **kwargs
-            )
+    @staticmethod
+    def process_pool(
+        max_workers: int | None = None,
+        mp_context: multiprocessing.context.BaseContext | None = None,
+        initializer: Callable[..., object] | None = None,
+        initargs: tuple[Any, ...] = (),
+        *,
+        max_tasks_per_child: int | None = None,
+        name: str = "default",
+    ) -> ProcessPoolExecutor:
+        """Return a new :class:`~fluent_executors.ProcessPoolExecutor`.
 
-        @staticmethod
-        def process_pool(
-            *args: Any, name: str = "default", **kwargs: Any
-        ) -> ProcessPoolExecutor:
-            """Return a new :class:`~fluent_executors.ProcessPoolExecutor`.
+        The arguments are those of :class:`concurrent.futures.ProcessPoolExecutor`
+        (``max_tasks_per_child`` from Python 3.11 on), and ``name``.
 
-            Arguments other than ``name`` are those of
-            :class:`concurrent.futures.ProcessPoolExecutor`, and reach it unchanged, as
-            given (see :class:`~fluent_executors.ProcessPoolExecutor`).
+        Raises:
+            TypeError: ``name`` is not a ``str``; ``max_workers`` is not an ``int``
+                (nor ``None``); ``max_tasks_per_child`` given on Python 3.10.
+            ValueError: ``max_workers`` is less than 1.
+        """
+        from _fluent_executors.process_pool import ProcessPoolExecutor
 
-            Raises:
-                TypeError: ``name`` is not a ``str``.
-                ValueError: ``max_workers`` is not positive.
-            """
-            from _fluent_executors.errors import called_as
-            from _fluent_executors.process_pool import ProcessPoolExecutor
+        options: dict[str, Any] = {}
+        if max_tasks_per_child is not None:  # Python 3.11 and later take it
+            options["max_tasks_per_child"] = max_tasks_per_child
+        return ProcessPoolExecutor(
+            max_workers, mp_context, initializer, initargs, name=name, **options
+        )
 
-            return called_as(
-                "Executors.process_pool",
-                ProcessPoolExecutor,
-                *args,
-                name=name,
-                **kwargs,
-            )
+    @staticmethod
+    def interpreter_pool(
+        max_workers: int | None = None,
+        thread_name_prefix: str = "",
+        initializer: Callable[..., object] | None = None,
+        initargs: tuple[Any, ...] = (),
+        *,
+        name: str = "default",
+    ) -> InterpreterPoolExecutor:
+        """Return a new :class:`~fluent_executors.InterpreterPoolExecutor`
+        (Python 3.14 and later).
 
-    if TYPE_CHECKING:
-        # Type checkers see the constructors (their overloads give a wrapper of a
-        # FluentExecutor[R] the result type R). At run time these methods are made
-        # from the registry (below the class): each calls the constructor, with the
-        # delegate's name as a wrapper's default name, importing its module on the
-        # first call.
-        sync = staticmethod(SyncExecutor)
-        dask = staticmethod(DaskExecutor)
-        ray = staticmethod(RayExecutor)
-        with_poll = PollExecutor
-        with_retry = RetryExecutor
-        with_timeout = TimeoutExecutor
-        with_asyncio = AsyncioExecutor
-        with_map = MapExecutor
-        with_flat_map = FlatMapExecutor
-        with_throttle = ThrottleExecutor
-        with_rate_limit = RateLimitExecutor
-        with_cancel_on_shutdown = CancelOnShutdownExecutor
+        The arguments are those of
+        :class:`concurrent.futures.InterpreterPoolExecutor`, and ``name``; a
+        ``thread_name_prefix`` not given (or empty) is ``fluent-executors-<name>``.
+
+        Raises:
+            NotImplementedError: before Python 3.14.
+            TypeError: ``name`` is not a ``str``; ``max_workers`` is not an ``int``
+                (nor ``None``).
+            ValueError: ``max_workers`` is less than 1.
+
+        .. versionadded:: 0.2.0
+        """
+        from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
+
+        return InterpreterPoolExecutor(
+            max_workers, thread_name_prefix, initializer, initargs, name=name
+        )
+
+    @staticmethod
+    def sync(
+        logger: logging.Logger | None = None, name: str = "default"
+    ) -> SyncExecutor:
+        """Return a new :class:`~fluent_executors.SyncExecutor`, which runs each
+        callable in ``submit`` itself."""
+        from .sync import SyncExecutor
+
+        return SyncExecutor(logger, name)
+
+    @staticmethod
+    def dask(
+        address: str | None = None,
+        logger: logging.Logger | None = None,
+        name: str = "default",
+        *,
+        client: distributed.Client | None = None,
+        cluster_options: Mapping[str, Any] | None = None,
+        **submit_options: Any,
+    ) -> DaskExecutor:
+        """Return a new :class:`~fluent_executors.DaskExecutor`, which runs
+        callables on a Dask cluster (extra ``dask``)."""
+        from .dask import DaskExecutor
+
+        return DaskExecutor(
+            address,
+            logger,
+            name,
+            client=client,
+            cluster_options=cluster_options,
+            **submit_options,
+        )
+
+    @staticmethod
+    def ray(
+        logger: logging.Logger | None = None,
+        name: str = "default",
+        *,
+        remote_options: Mapping[str, Any] | None = None,
+        **init_kwargs: Any,
+    ) -> RayExecutor:
+        """Return a new :class:`~fluent_executors.RayExecutor`, which runs callables
+        as Ray tasks (extra ``ray``)."""
+        from .ray import RayExecutor
+
+        return RayExecutor(logger, name, remote_options=remote_options, **init_kwargs)
+
+    # -- wrappers: the first overload keeps a FluentExecutor delegate's result type
+    # (it overlaps the second, which mypy reports: on purpose, as for the classes)
+
+    @overload
+    @staticmethod
+    def with_poll(  # type: ignore[overload-overlap]
+        delegate: FluentExecutor[DelegateResult],
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
+        poll_timeout: float | None = None,
+    ) -> PollExecutor[DelegateResult]: ...
+
+    @overload
+    @staticmethod
+    def with_poll(
+        delegate: Executor,
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
+        poll_timeout: float | None = None,
+    ) -> PollExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_poll(
+        delegate: Executor,
+        poll_fn: PollFn,
+        cancel_fn: CancelFn | None = None,
+        default_interval: float = 5.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        poll_retry_policy: RetryPolicy | None = None,
+        max_batch: int | None = None,
+        poll_timeout: float | None = None,
+    ) -> PollExecutor[Any]:
+        """Wrap ``delegate`` in a :class:`~fluent_executors.PollExecutor`, whose
+        futures ``poll_fn`` resolves."""
+        from .poll import PollExecutor
+
+        return PollExecutor(
+            delegate,
+            poll_fn,
+            cancel_fn,
+            default_interval,
+            logger,
+            name_of(delegate, name),
+            poll_retry_policy=poll_retry_policy,
+            max_batch=max_batch,
+            poll_timeout=poll_timeout,
+        )
+
+    @overload
+    @staticmethod
+    def with_retry(  # pyright: ignore[reportOverlappingOverload]
+        delegate: FluentExecutor[DelegateResult],
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> RetryExecutor[DelegateResult]: ...
+
+    @overload
+    @staticmethod
+    def with_retry(
+        delegate: Executor,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> RetryExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_retry(
+        delegate: Executor,
+        retry_policy: RetryPolicy | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> RetryExecutor[Any]:
+        """Wrap ``delegate`` in a :class:`~fluent_executors.RetryExecutor`, which
+        retries failed callables as ``retry_policy`` (or an
+        :class:`~fluent_executors.ExceptionRetryPolicy` of ``kwargs``) decides."""
+        from .retry import RetryExecutor
+
+        return RetryExecutor(
+            delegate, retry_policy, logger, name_of(delegate, name), **kwargs
+        )
+
+    @overload
+    @staticmethod
+    def with_timeout(  # type: ignore[overload-overlap]
+        delegate: FluentExecutor[DelegateResult],
+        timeout: float,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> TimeoutExecutor[DelegateResult]: ...
+
+    @overload
+    @staticmethod
+    def with_timeout(
+        delegate: Executor,
+        timeout: float,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> TimeoutExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_timeout(
+        delegate: Executor,
+        timeout: float,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> TimeoutExecutor[Any]:
+        """Wrap ``delegate`` in a :class:`~fluent_executors.TimeoutExecutor`, which
+        cancels futures not done within ``timeout`` seconds."""
+        from .timeout import TimeoutExecutor
+
+        return TimeoutExecutor(delegate, timeout, logger, name_of(delegate, name))
+
+    @overload
+    @staticmethod
+    def with_map(
+        delegate: Executor,
+        fn: None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], Any] | None = None,
+    ) -> MapExecutor[Any]: ...
+
+    @overload
+    @staticmethod
+    def with_map(
+        delegate: Executor,
+        fn: Callable[[Any], U],
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], U] | None = None,
+    ) -> MapExecutor[U]: ...
+
+    @staticmethod
+    def with_map(
+        delegate: Executor,
+        fn: Callable[[Any], U] | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], U] | None = None,
+    ) -> MapExecutor[Any]:
+        """Wrap ``delegate`` in a :class:`~fluent_executors.MapExecutor`, which
+        transforms the results with ``fn``: a ``MapExecutor[U]`` for an ``fn``
+        returning ``U``."""
+        from .map import MapExecutor
+
+        return MapExecutor(
+            delegate, fn, logger, name_of(delegate, name), error_fn=error_fn
+        )
+
+    @staticmethod
+    def with_flat_map(
+        delegate: Executor,
+        fn: Callable[[Any], Future[U]],
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        error_fn: Callable[[Exception], Future[U]] | None = None,
+    ) -> FlatMapExecutor[U]:
+        """Wrap ``delegate`` in a :class:`~fluent_executors.FlatMapExecutor`, which
+        follows the future that ``fn`` returns for each result: a
+        ``FlatMapExecutor[U]`` for an ``fn`` returning ``Future[U]``."""
+        from .map import FlatMapExecutor
+
+        return FlatMapExecutor(
+            delegate, fn, logger, name_of(delegate, name), error_fn=error_fn
+        )
+
+    @overload
+    @staticmethod
+    def with_throttle(  # type: ignore[overload-overlap]
+        delegate: FluentExecutor[DelegateResult],
+        count: ThrottleCount,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        block: bool = False,
+    ) -> ThrottleExecutor[DelegateResult]: ...
+
+    @overload
+    @staticmethod
+    def with_throttle(
+        delegate: Executor,
+        count: ThrottleCount,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        block: bool = False,
+    ) -> ThrottleExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_throttle(
+        delegate: Executor,
+        count: ThrottleCount,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        block: bool = False,
+    ) -> ThrottleExecutor[Any]:
+        """Wrap ``delegate`` in a :class:`~fluent_executors.ThrottleExecutor`, which
+        runs at most ``count`` callables at once."""
+        from .throttle import ThrottleExecutor
+
+        return ThrottleExecutor(delegate, count, logger, name_of(delegate, name), block)
+
+    @overload
+    @staticmethod
+    def with_rate_limit(  # type: ignore[overload-overlap]
+        delegate: FluentExecutor[DelegateResult],
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
+    ) -> RateLimitExecutor[DelegateResult]: ...
+
+    @overload
+    @staticmethod
+    def with_rate_limit(
+        delegate: Executor,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
+    ) -> RateLimitExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_rate_limit(
+        delegate: Executor,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
+    ) -> RateLimitExecutor[Any]:
+        """Wrap ``delegate`` in a :class:`~fluent_executors.RateLimitExecutor`,
+        which starts at most ``max_calls`` callables per ``period`` seconds."""
+        from .rate_limit import RateLimitExecutor
+
+        return RateLimitExecutor(
+            delegate,
+            max_calls,
+            period,
+            logger,
+            name_of(delegate, name),
+            adaptive=adaptive,
+            too_many=too_many,
+            decrease_factor=decrease_factor,
+            increase=increase,
+            max_pause=max_pause,
+        )
+
+    @overload
+    @staticmethod
+    def with_cancel_on_shutdown(  # type: ignore[overload-overlap]
+        delegate: FluentExecutor[DelegateResult],
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> CancelOnShutdownExecutor[DelegateResult]: ...
+
+    @overload
+    @staticmethod
+    def with_cancel_on_shutdown(
+        delegate: Executor,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> CancelOnShutdownExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_cancel_on_shutdown(
+        delegate: Executor,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> CancelOnShutdownExecutor[Any]:
+        """Wrap ``delegate`` in a
+        :class:`~fluent_executors.CancelOnShutdownExecutor`, which cancels its
+        pending futures when it shuts down."""
+        from .cancel_on_shutdown import CancelOnShutdownExecutor
+
+        return CancelOnShutdownExecutor(delegate, logger, name_of(delegate, name))
+
+    @overload
+    @staticmethod
+    def with_asyncio(  # type: ignore[overload-overlap]
+        delegate: FluentExecutor[DelegateResult],
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> AsyncioExecutor[DelegateResult]: ...
+
+    @overload
+    @staticmethod
+    def with_asyncio(
+        delegate: Executor,
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> AsyncioExecutor[SameResult]: ...
+
+    @staticmethod
+    def with_asyncio(
+        delegate: Executor,
+        loop: asyncio.AbstractEventLoop | None = None,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+    ) -> AsyncioExecutor[Any]:
+        """Wrap ``delegate`` in an :class:`~fluent_executors.AsyncioExecutor`, whose
+        futures are :class:`asyncio.Future` objects."""
+        from .asyncio import AsyncioExecutor
+
+        return AsyncioExecutor(delegate, loop, logger, name_of(delegate, name))
+
+    # -- bound callables ----------------------------------------------------------
 
     @overload
     @staticmethod
@@ -220,7 +642,3 @@ class Executors:
         from .bind import flat_bound
 
         return flat_bound(executor, fn)
-
-
-# The methods of the registry's executors, but those written above (the pools).
-install(Executors, EXECUTORS, lambda row: staticmethod(method_for(row, "Executors")))

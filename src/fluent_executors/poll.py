@@ -124,9 +124,6 @@ class PollExecutor(WrapperExecutor[R]):
             ``max_batch`` is not an ``int``; ``poll_timeout`` is not a real number.
         ValueError: ``default_interval`` or ``poll_timeout`` is negative or NaN;
             ``max_batch`` is below 1.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     _call_span = False  # with tracing on, each future has a task span instead

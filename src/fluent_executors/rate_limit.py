@@ -118,9 +118,6 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         ValueError: ``max_calls`` is less than 1; ``period`` is not positive, or is
             infinite or NaN; ``decrease_factor`` is not between 0 and 1;
             ``increase`` or ``max_pause`` is negative, infinite or NaN.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

@@ -304,9 +304,6 @@ class RetryExecutor(WrapperExecutor[R]):
             of them is not an :class:`ExceptionRetryPolicy` argument or has the
             wrong type; ``name`` is not a ``str``.
         ValueError: a policy argument is out of range.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

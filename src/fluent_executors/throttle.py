@@ -98,9 +98,6 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
         ValueError: ``count`` is a negative ``int``.
         Exception: whatever a ``count`` callable raises when the constructor
             calls it.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

@@ -109,9 +109,6 @@ class TimeoutExecutor(WrapperExecutor[R]):
         TypeError: ``delegate`` has no ``submit`` method; ``timeout`` is not a real
             number; ``name`` is not a ``str``.
         ValueError: ``timeout`` is negative or NaN.
-
-    Type parameters:
-        R: the delegate's result type (see :ref:`guide-result-types`).
     """
 
     @overload

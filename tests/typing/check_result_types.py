@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Iterator
 from concurrent.futures import Executor, Future
 from typing import Any
 
@@ -250,3 +251,15 @@ def check_every_executor_is_a_fluent_executor_of_some_result(
     executors: list[FluentExecutor[Any]] = [base, base.with_map(parse).with_retry()]
     as_executor: Executor = base.with_map(parse).with_retry()
     del executors, as_executor
+
+
+def check_map_gives_the_result_type_of_the_executor(base: ThreadPoolExecutor) -> None:
+    # map, on every executor: fn's results on a plain one, the map's on one
+    # around a map executor.
+    assert_type(base.map(fetch, ["a"], buffersize=2), Iterator[bytes])
+    assert_type(base.with_retry().map(fetch, ["a"]), Iterator[bytes])
+    assert_type(base.with_map(parse).with_retry().map(fetch, ["a"]), Iterator[float])
+    assert_type(
+        Executors.process_pool().map(fetch, ["a"], chunksize=4), Iterator[bytes]
+    )
+    assert_type(Executors.interpreter_pool(2).map(fetch, ["a"]), Iterator[bytes])
