@@ -57,7 +57,7 @@ def tests(session: nox.Session) -> None:
 # compares them): there the portable mode is not the default, so tests-portable
 # tests what the tests session does not. On a newer Python the tests session runs
 # in the portable mode already.
-PORTABLE_PYTHON = "3.13"
+PORTABLE_PYTHON = "3.15"
 
 
 @nox.session(name="tests-portable", python=PORTABLE_PYTHON)
@@ -298,9 +298,49 @@ def bench(session: nox.Session) -> None:
             session.run("python", script, "--out", str(out), *options)
         except nox.command.CommandFailed:
             missed.append(script)
+    if not scripts and "--quick" not in options:  # a full run: every Python too
+        for python in PYTHONS:
+            session.notify(f"bench-python-{python}")
     session.run("python", "bench/report.py", str(out))
     if missed:
         session.error(f"targets missed by {', '.join(missed)}")
+
+
+# The scripts whose targets hold on every Python (the pool, each layer, the chain,
+# polling at scale, import time), and their options there: the largest sizes
+# only, without the million and more-executors, which the bench session's own
+# Python runs.
+BENCH_PER_PYTHON = {
+    "bench/layers.py": ["--sizes", "100000", "--skip-more-executors"],
+    "bench/poll_scale.py": [
+        "--sizes",
+        "4000,8000,64000",
+        "--million",
+        "0",
+        "--skip-more-executors",
+    ],
+    "bench/import_time.py": [],
+}
+
+
+@nox.session(name="bench-python", python=PYTHONS)
+def bench_python(session: nox.Session) -> None:
+    """Check the targets that hold on every Python (BENCH_PER_PYTHON) on this one,
+    into docs/bench/python<version>/, which bench/report.py merges into
+    docs/bench/targets-by-python.csv; a full ``nox -s bench`` runs it on every
+    installed Python. Fails if a target is missed."""
+    session.install(".")
+    out = BENCH_OUT / f"python{session.python}"
+    shutil.rmtree(out, ignore_errors=True)
+    missed = []
+    for script, options in BENCH_PER_PYTHON.items():
+        try:
+            session.run("python", script, "--out", str(out), *options)
+        except nox.command.CommandFailed:
+            missed.append(script)
+    session.run("python", "bench/report.py", "--by-python", str(BENCH_OUT))
+    if missed:
+        session.error(f"targets missed on {session.python} by {', '.join(missed)}")
 
 
 @nox.session

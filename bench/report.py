@@ -20,6 +20,10 @@ matplotlib (installed in the bench session only). It writes into that directory:
     other N, with and without the time in the garbage collector (from
     ``poll_million.csv``).
 
+With ``--by-python`` it only writes ``targets-by-python.csv``: the targets that
+``nox -s bench-python`` checked on each Python, from the ``python<version>/``
+directories in that directory (no plot, no matplotlib).
+
 Exit status 1 if a table that has a plot is missing.
 """
 
@@ -318,6 +322,27 @@ def merge_targets(directory: Path) -> list[list[str]]:
     return rows
 
 
+def merge_python_targets(directory: Path) -> None:
+    """Write ``targets-by-python.csv`` from the targets of each ``python<version>``
+    directory (``nox -s bench-python``), the Pythons in order of version."""
+    runs = sorted(
+        (path for path in directory.glob("python3.*") if path.is_dir()),
+        key=lambda path: tuple(int(n) for n in path.name[6:].split(".")),
+    )
+    rows = []
+    for run in runs:
+        for script in SCRIPTS:
+            path = run / f"targets-{script}.csv"
+            if path.is_file():
+                with open(path, newline="", encoding="utf-8") as file:
+                    rows += [[run.name[6:], *row] for row in csv.reader(file)]
+    path = directory / "targets-by-python.csv"
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file, lineterminator="\n")
+        writer.writerow(["Python", "Script", "Target", "Figure", "Bound", "Verdict"])
+        writer.writerows(rows)
+
+
 def git(*args: str) -> str:
     try:
         return subprocess.run(
@@ -435,7 +460,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--command", default="nox -s bench", help="how the run was made, as written"
     )
+    parser.add_argument(
+        "--by-python",
+        action="store_true",
+        help="only merge the targets of each Python (nox -s bench-python)",
+    )
     args = parser.parse_args(argv)
+    if args.by_python:
+        merge_python_targets(args.directory)
+        return 0
     missing = draw(args.directory)
     targets = merge_targets(args.directory)
     write_run(args.directory, targets, args.command)

@@ -502,7 +502,7 @@ def test_asyncio_wrap_future_takes_on_its_outcome(outcome: str, before: bool) ->
 @pytest.mark.skipif(not LIGHT_FUTURES, reason="the light fields only")
 def test_its_condition_for_wait_and_as_completed_is_its_lock():
     # Those functions only acquire, release and enter a future's _condition (the
-    # standard library's source, 3.10 to 3.13): a proxy future gives them its lock,
+    # standard library's source, 3.10 to 3.15): a proxy future gives them its lock,
     # which guards its state and its waiters.
     proxy: ProxyFuture[int] = ProxyFuture()
     assert proxy._condition is proxy._lock  # type: ignore[comparison-overlap]

@@ -11,6 +11,7 @@ import gc
 import logging
 import math
 import queue
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -31,15 +32,6 @@ from wrapper_doubles import TIMEOUT
 
 from _fluent_executors.poll.rounds import MAX_RUNS, Polled
 from fluent_executors import ExceptionRetryPolicy, Executors, PollDescriptor
-
-
-def lend(polled: Polled[Any], poll: Callable[[list[Any]], object], batch: Any) -> None:
-    """``poll(batch)`` as a driver calls the poll function with a round's list."""
-    polled.lending(batch)
-    try:
-        poll(batch)
-    finally:
-        polled.returned(batch)
 
 
 class FakeDescriptor:
@@ -86,7 +78,8 @@ class Descriptors:
         polled = self.polled
         batch = polled.begin_round()
         given = list(batch)
-        lend(polled, poll, batch)
+        poll(batch)
+        del batch  # as a driver lets go of the list before the round ends
         polled.end_round()
         return given
 
@@ -264,6 +257,42 @@ def test_a_list_the_poll_function_keeps_is_not_changed_by_later_rounds() -> None
     assert kept[0] == made
 
 
+@pytest.mark.skipif(
+    sys.implementation.name != "cpython", reason="a list per round elsewhere"
+)
+def test_a_list_nothing_refers_to_at_the_end_of_its_round_is_the_next_rounds() -> None:
+    descriptors = Descriptors()
+    made = descriptors.arrive(4)
+    lists: list[int] = []
+    descriptors.round(lambda batch: lists.append(id(batch)))
+    descriptors.done(made[0])
+    descriptors.arrive(1)
+
+    descriptors.round(lambda batch: lists.append(id(batch)))
+
+    assert lists[0] == lists[1]
+
+
+@pytest.mark.skipif(
+    sys.implementation.name != "cpython", reason="a list per round elsewhere"
+)
+def test_the_poll_thread_passes_the_same_list_from_round_to_round() -> None:
+    # Made anew each round, it would touch every descriptor twice per round (the
+    # list's references to them, as it is made and freed).
+    lists: list[int] = []
+
+    def poll(descriptors: list[PollDescriptor[int]]) -> float:
+        lists.append(id(descriptors))
+        if len(lists) == 3:
+            for descriptor in descriptors:
+                descriptor.yield_result(descriptor.result)
+        return 0.0
+
+    with Executors.thread_pool(1).with_poll(poll) as executor:
+        assert executor.submit(int).result(timeout=TIMEOUT) == 0
+    assert lists == [lists[0]] * 3
+
+
 def test_a_round_after_a_kept_list_gives_every_descriptor_polled() -> None:
     descriptors = Descriptors()
     made = descriptors.arrive(3)
@@ -329,7 +358,8 @@ class PolledMachine(RuleBasedStateMachine):
             if keep:
                 self.kept.append((given, list(given) if change else as_given))
 
-        lend(polled, poll, batch)
+        poll(batch)
+        del batch  # as a driver lets go of the list before the round ends
         polled.end_round()
 
     def check(self, descriptors: list[Any]) -> None:

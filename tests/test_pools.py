@@ -138,6 +138,8 @@ SUBMIT_DIGESTS = {
     (3, 11): "5cbd7d30457dcb4d",
     (3, 12): "b7ac4408c9a32cee",
     (3, 13): "022ed7c79ac42397",
+    (3, 14): "e1c8fdf7b1441480",
+    (3, 15): "2b9db4a0d68d1a60",
 }
 
 
@@ -163,6 +165,30 @@ def calls_in(function: Callable[..., Any]) -> set[str]:
 
 def test_the_pool_makes_its_own_work_items_on_the_versions_it_knows() -> None:
     assert pools._OWN_WORK_ITEMS is (VERSION in SUBMIT_DIGESTS and not PORTABLE)
+    with Executors.thread_pool(1) as pool:
+        assert pool._own_items is pools._OWN_WORK_ITEMS
+
+
+@pytest.mark.skipif(VERSION < (3, 14), reason="prepare_context is 3.14's")
+def test_a_subclass_with_its_own_worker_contexts_takes_the_standard_submit() -> None:
+    # Its contexts may run a task elsewhere (as InterpreterPoolExecutor's do): the
+    # library's work item, which calls fn itself, would bypass them.
+    ran: list[tuple[Any, ...]] = []
+
+    class Recording(thread.WorkerContext):
+        def run(self, task: tuple[Any, ...]) -> Any:
+            ran.append(task)
+            return super().run(task)
+
+    class OwnContexts(ThreadPoolExecutor):
+        @classmethod
+        def prepare_context(cls, initializer: Any, initargs: Any) -> Any:
+            return Recording.prepare(initializer, initargs)
+
+    with OwnContexts(1) as pool:
+        assert not pool._own_items
+        assert pool.submit(pow, 2, 3).result(timeout=TIMEOUT) == 8
+    assert len(ran) == 1
 
 
 @pytest.mark.skipif(VERSION not in SUBMIT_DIGESTS, reason="standard submit used")
@@ -186,22 +212,35 @@ def test_the_standard_pool_internals_that_submit_relies_on_are_unchanged() -> No
     assert thread._shutdown is False
     assert issubclass(thread.BrokenThreadPool, concurrent.futures.BrokenExecutor)
     # What the workers, shutdown and a failed initializer do with a work item.
-    assert "work_item.run()" in calls_in(thread._worker)
+    contexts = VERSION >= (3, 14)  # a worker's context, passed to run()
+    assert ("work_item.run(ctx)" if contexts else "work_item.run()") in calls_in(
+        thread._worker
+    )
     assert "work_item.future.cancel()" in calls_in(
         concurrent.futures.ThreadPoolExecutor.shutdown
     )
-    assert "work_item.future.set_exception(BrokenThreadPool(self._broken))" in (
+    broken = "self.BROKEN" if contexts else "BrokenThreadPool"
+    assert f"work_item.future.set_exception({broken}(self._broken))" in (
         calls_in(concurrent.futures.ThreadPoolExecutor._initializer_failed)
     )
-    # The standard work item, which the library's stands for: same constructor,
-    # and run() takes no argument.
-    assert list(inspect.signature(thread._WorkItem).parameters) == [
-        "future",
-        "fn",
-        "args",
-        "kwargs",
-    ]
-    assert list(inspect.signature(thread._WorkItem.run).parameters) == ["self"]
+    # The standard work item, which the library's stands for: its constructor,
+    # and what run() takes (the library's takes either).
+    standard_item = inspect.signature(thread._WorkItem).parameters
+    standard_run = inspect.signature(thread._WorkItem.run).parameters
+    if contexts:
+        assert list(standard_item) == ["future", "task"]
+        assert list(standard_run) == ["self", "ctx"]
+        # The pool's broken error, and what the standard context does with a task
+        # (made by the standard prepare_context, which the library's pool keeps):
+        # fn(*args, **kwargs), as the library's work item calls it.
+        assert concurrent.futures.ThreadPoolExecutor.BROKEN is thread.BrokenThreadPool
+        assert ThreadPoolExecutor.BROKEN is thread.BrokenThreadPool
+        assert "ctx.run(self.task)" in calls_in(thread._WorkItem.run)
+        assert calls_in(thread.WorkerContext.run) == {"fn(*args, **kwargs)"}
+        assert "(fn, args, kwargs)" in inspect.getsource(thread.WorkerContext.prepare)
+    else:
+        assert list(standard_item) == ["future", "fn", "args", "kwargs"]
+        assert list(standard_run) == ["self"]
     # What the standard code does with the idle workers' count, which the library's
     # pool replaces with its own (pools._IdleWorkers): made in __init__, released by
     # a worker as it goes idle, tried at once by _adjust_thread_count; nothing else.

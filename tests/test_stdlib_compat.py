@@ -21,7 +21,7 @@ def test_the_switch_selects_the_portable_mode() -> None:
 
 
 def test_without_the_switch_a_known_cpython_with_a_gil_takes_the_fast_paths() -> None:
-    known = (3, 10) <= sys.version_info[:2] <= (3, 13)
+    known = (3, 10) <= sys.version_info[:2] <= (3, 15)
     gil = getattr(sys, "_is_gil_enabled", lambda: True)()
     if not (known and gil and sys.implementation.name == "cpython"):
         pytest.skip("not a Python whose private fields the library knows")

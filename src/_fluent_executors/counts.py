@@ -1,15 +1,22 @@
 """The counts that every executor keeps, always: what its ``stats()`` reports and
 what its metrics are fed from.
 
-Each executor owns one :class:`Counts`: plain integers, incremented where the event
-happens, with no lock of their own. On CPython 3.10 and later, ``counts.x += 1`` on
-an attribute of a ``__slots__`` object runs from its read to its write without a
-switch of thread (the interpreter checks for a switch at calls and backward jumps,
-and an int allocates nothing the garbage collector tracks), so no increment is lost
-(eight threads adding a million each, switching every microsecond, lose none on
-3.10 to 3.13). Where a lock of the executor is held already (a throttle's or rate
-limit's queue), the increment is made under it. On a free-threaded build an
-increment may be lost under contention.
+Each executor owns one :class:`Counts`: plain integers, each changed by one method
+of it, called where the event happens. Where a GIL runs the threads one at a time
+(:data:`~_fluent_executors.stdlib_compat.LOCK_FREE`), the methods take no lock: on
+CPython 3.10 and later, ``self.x += 1`` on an attribute of a ``__slots__`` object
+runs from its read to its write without a switch of thread (the interpreter
+checks for a switch at calls and backward jumps, and an int allocates nothing the
+garbage collector tracks), so no increment is lost (eight threads adding a
+million each, switching every microsecond, lose none on 3.10 to 3.15). Elsewhere
+(a free-threaded build, and the portable mode, which tests this path)
+:func:`open_counts` makes a :class:`LockedCounts`, whose every method holds the
+counts' lock: two threads incrementing at once could otherwise lose one.
+
+What only one kind of executor counts, it keeps itself, in an
+:class:`EventCount` each (:func:`event_count`, lock-free or locked alike): a
+retry executor its attempts and retries, a timeout executor its timeouts fired,
+a poll driver its calls of the poll function.
 
 The metric exporters (:mod:`_fluent_executors.metrics`) are fed by the same events,
 through the same calls: ``Counts.metrics`` is the executor's ``ExecutorMetrics``
@@ -28,13 +35,14 @@ The snapshots (:mod:`_fluent_executors.stats`) are imported when first asked for
 
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .metrics import ExecutorMetrics, for_executor
-from .stdlib_compat import done_failure
+from .stdlib_compat import LOCK_FREE, done_failure
 
 if TYPE_CHECKING:
     import asyncio
@@ -43,7 +51,7 @@ if TYPE_CHECKING:
     from .resolvable import ResolvableFuture
     from .stats import ExecutorStats
 
-__all__ = ["Counts", "open_counts"]
+__all__ = ["Counts", "EventCount", "LockedCounts", "event_count", "open_counts"]
 
 
 class Counts:
@@ -51,11 +59,12 @@ class Counts:
 
     Each executor keeps either ``pending`` or ``running`` up to date, as
     ``counts_running`` says; :meth:`fields` derives the other one from the futures
-    not done. The other fields are those of one kind of executor, 0 on the others.
+    not done. What only one kind of executor counts (a retry executor's attempts,
+    a poll executor's calls) it keeps itself, in an :class:`EventCount` each.
     """
 
     __slots__ = (
-        "attempts",
+        "_lock",
         "cancelled",
         "counts_running",
         "done",
@@ -65,13 +74,8 @@ class Counts:
         "metrics",
         "name",
         "pending",
-        "poll_errors",
-        "poll_timeouts",
-        "polls",
-        "retries",
         "running",
         "submitted",
-        "timeouts",
     )
 
     def __init__(
@@ -87,11 +91,10 @@ class Counts:
         self.counts_running = counts_running
         self.submitted = self.done = self.failed = self.cancelled = 0
         self.pending = self.running = 0
-        self.polls = self.poll_errors = self.poll_timeouts = 0
-        self.attempts = self.retries = self.timeouts = 0
         # Made once: add_done_callback(self._done) would make a bound method per
         # future.
         self.done_callback = self._done
+        self._lock = threading.RLock()  # what LockedCounts holds: one per executor
 
     # -- futures ----------------------------------------------------------------------
 
@@ -137,14 +140,21 @@ class Counts:
             metrics.submitted()
         future.add_done_callback(partial(self._asyncio_done, time.perf_counter()))
 
+    def ended(self, failed: bool, cancelled: bool) -> None:
+        """A future is done: ``failed`` with an exception, or ``cancelled``, or
+        neither. A future of the library calls it itself, under its own lock, as it
+        is resolved."""
+        self.done += 1
+        if failed:
+            self.failed += 1
+        elif cancelled:
+            self.cancelled += 1
+
     def _done(self, future: Future[Any]) -> None:
         """Count the done standard ``future``."""
-        self.done += 1
         cancelled, exception = done_failure(future)
-        if cancelled:  # CANCELLED while its done callbacks run
-            self.cancelled += 1
-        elif exception is not None:
-            self.failed += 1
+        # cancelled: CANCELLED while its done callbacks run
+        self.ended(exception is not None, cancelled)
 
     def _timed_done(self, since: float, future: Future[Any]) -> None:
         """:meth:`_done`, and the metrics of a future tracked since ``since``."""
@@ -153,11 +163,8 @@ class Counts:
 
     def _asyncio_done(self, since: float, future: asyncio.Future[Any]) -> None:
         """Count the done asyncio ``future``, tracked since ``since``."""
-        self.done += 1
-        if future.cancelled():
-            self.cancelled += 1
-        elif future.exception() is not None:
-            self.failed += 1
+        cancelled = future.cancelled()
+        self.ended(not cancelled and future.exception() is not None, cancelled)
         self._record(since, future)
 
     def record_end(self, future: ResolvableFuture[Any]) -> None:
@@ -175,29 +182,14 @@ class Counts:
         else:
             metrics.ended(seconds, future.exception() is not None, False)
 
-    # -- the events of one kind of executor, also recorded as metrics -----------------
+    def running_changed(self, delta: int) -> None:
+        """A worker of a pool started (``delta`` 1) or ended (-1) a callable."""
+        self.running += delta
 
-    def poll_called(self, start: float, error: bool) -> None:
-        """The poll function was called once, from ``start`` (``perf_counter()``,
-        read only while metrics are on) until now, and raised if ``error``."""
-        self.polls += 1
-        if error:
-            self.poll_errors += 1
-        metrics = self.metrics
-        if metrics is not None:
-            metrics.poll(time.perf_counter() - start, error)
-
-    def poll_overran(self) -> None:
-        """A call of the poll function has run longer than its ``poll_timeout``."""
-        self.poll_timeouts += 1
-        if self.metrics is not None:
-            self.metrics.poll_timeout()
-
-    def timeout_fired(self) -> None:
-        """A timeout expired; its future is about to be cancelled."""
-        self.timeouts += 1
-        if self.metrics is not None:
-            self.metrics.timeout_fired()
+    def pending_changed(self, delta: int) -> None:
+        """``delta`` more futures wait (1) or one fewer (-1), where the executor
+        counts ``pending`` itself (a retry executor's, waiting for an attempt)."""
+        self.pending += delta
 
     def queued(self, delta: int) -> None:
         """The queue of a throttle or rate limit grew by ``delta`` (or shrank);
@@ -247,6 +239,83 @@ class Counts:
         return ExecutorStats(**self.fields())
 
 
+class LockedCounts(Counts):
+    """:class:`Counts` whose every change holds the counts' lock: made where no GIL
+    runs the threads one at a time, and in the portable mode (see the module's
+    docstring). Re-entrant: :meth:`track` may count a future done at once, from
+    inside."""
+
+    __slots__ = ()
+
+    def adopt(self, future: ProxyFuture[Any]) -> None:
+        with self._lock:
+            super().adopt(future)
+
+    def unadopt(self, future: ProxyFuture[Any]) -> None:
+        with self._lock:
+            super().unadopt(future)
+
+    def track(self, future: Future[Any]) -> None:
+        with self._lock:
+            super().track(future)
+
+    def track_asyncio(self, future: asyncio.Future[Any]) -> None:
+        with self._lock:
+            super().track_asyncio(future)
+
+    def ended(self, failed: bool, cancelled: bool) -> None:
+        with self._lock:
+            super().ended(failed, cancelled)
+
+    def running_changed(self, delta: int) -> None:
+        with self._lock:
+            super().running_changed(delta)
+
+    def pending_changed(self, delta: int) -> None:
+        with self._lock:
+            super().pending_changed(delta)
+
+    def queued(self, delta: int) -> None:
+        with self._lock:
+            super().queued(delta)
+
+
+class EventCount:
+    """A count of one kind of event that one kind of executor keeps beside its
+    :class:`Counts` (a retry executor's attempts, a poll executor's calls of its
+    poll function); made by :func:`event_count`. Incremented without a lock where
+    :data:`~_fluent_executors.stdlib_compat.LOCK_FREE`, as :class:`Counts` is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def add(self, count: int = 1) -> None:
+        """Count ``count`` more events."""
+        self.value += count
+
+
+class LockedEventCount(EventCount):
+    """An :class:`EventCount` whose increments hold its lock (see
+    :class:`LockedCounts`)."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+
+    def add(self, count: int = 1) -> None:
+        with self._lock:
+            super().add(count)
+
+
+def event_count() -> EventCount:
+    """A new count of events, locked where no GIL makes an increment atomic."""
+    return EventCount() if LOCK_FREE else LockedEventCount()
+
+
 def open_counts(
     executor: object, kind: str, name: str, *, counts_running: bool = False
 ) -> Counts:
@@ -261,4 +330,5 @@ def open_counts(
         counts_running: whether the executor keeps ``running`` up to date (else
             ``pending``).
     """
-    return Counts(kind, name, for_executor(executor, kind, name), counts_running)
+    make = Counts if LOCK_FREE else LockedCounts
+    return make(kind, name, for_executor(executor, kind, name), counts_running)

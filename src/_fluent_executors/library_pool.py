@@ -43,11 +43,11 @@ def _run_counted(
     the future, which nobody holds, is cancelled instead)."""
     if submit.abandoned:
         raise concurrent.futures.CancelledError
-    counts.running += 1
+    counts.running_changed(1)
     try:
         return fn(*args, **kwargs)
     finally:
-        counts.running -= 1
+        counts.running_changed(-1)
 
 
 def needs_python(version: tuple[int, int], what: str) -> None:

@@ -24,6 +24,7 @@ from .stdlib_compat import (
     PENDING,
     RUNNING,
     LightCondition,
+    RLock,
     Waiter,
 )
 from .waiters import Waiters, one_more
@@ -54,15 +55,13 @@ if TYPE_CHECKING:  # for annotations only: a Protocol costs import time
 
     class _Tracker(Protocol):
         """What counts the futures of an executor (``counts.Counts``): the future
-        increments ``done`` and ``failed`` or ``cancelled`` itself, as it is resolved,
-        and calls :meth:`record_end` afterwards while ``metrics`` is not ``None``."""
-
-        done: int
-        failed: int
-        cancelled: int
+        calls :meth:`ended` itself, as it is resolved, and :meth:`record_end`
+        afterwards while ``metrics`` is not ``None``."""
 
         @property
         def metrics(self) -> object: ...
+
+        def ended(self, failed: bool, cancelled: bool) -> None: ...
 
         def record_end(self, future: ResolvableFuture[Any]) -> None: ...
 
@@ -108,7 +107,7 @@ class ResolvableFuture(Future[T]):
         # Re-entrant, as the standard Future's: a signal handler that cancels or
         # resolves the future while its thread holds the lock (inside wait(), say)
         # must not deadlock.
-        lock = self._lock = threading.RLock()
+        lock = self._lock = RLock()
         if LIGHT_FUTURES:
             # What wait() and as_completed() take (see above); a type checker
             # reads Future's Condition, of which they use acquire, release and
@@ -327,11 +326,7 @@ class ResolvableFuture(Future[T]):
             self._state = state
             tracker = self._tracker
             if tracker is not None:  # counted before anyone sees the future done
-                tracker.done += 1
-                if exception is not None:
-                    tracker.failed += 1
-                elif state != FINISHED:
-                    tracker.cancelled += 1
+                tracker.ended(exception is not None, state != FINISHED)
             if self._made_condition is not None or self._waiter_entry:
                 self._wake(event)  # else nobody waits
         self._upstream = None

@@ -31,7 +31,7 @@ class Waiters:
     """What a :class:`~fluent_executors.ProxyFuture`'s ``_waiters`` gives
     :func:`~concurrent.futures.wait` and :func:`~concurrent.futures.as_completed`
     where ``stdlib_compat.LIGHT_FUTURES``: they only ``append`` a waiter to a
-    future's list and ``remove`` it (the standard library's source, 3.10 to 3.13;
+    future's list and ``remove`` it (the standard library's source, 3.10 to 3.15;
     tests/test_future.py fails if a version uses it otherwise), under the future's
     ``_condition``. A future waited on by one waiter holds it without a list. In
     the portable mode a proxy future's ``_waiters`` is a list.

@@ -273,12 +273,9 @@ class PollExecutor(WrapperExecutor[R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import PollStats
 
-        counts = self._counts
         return PollStats(
-            **counts.fields(),
-            polls=counts.polls,
-            poll_errors=counts.poll_errors,
-            poll_timeouts=counts.poll_timeouts,
+            **self._counts.fields(),
+            **self._poller.poll_counts(),
             polled=self._poller.polled(),
         )
 

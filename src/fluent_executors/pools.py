@@ -33,11 +33,27 @@ P = ParamSpec("P")
 # take, shutdown(cancel_futures=True) calls future.cancel() and a failed
 # initializer future.set_exception(); and that the pool's _idle_semaphore is only
 # released by workers and tried by _adjust_thread_count, which _IdleWorkers stands
-# in for) is the same from Python 3.10 to 3.13, which tests/test_pools.py checks;
-# on any other version, and in the portable mode, the pool takes the standard
-# submit and follows its future, and keeps its standard Semaphore (see
-# _fluent_executors.stdlib_compat.OWN_POOL_ITEMS).
+# in for) is the same from Python 3.10 to 3.15, which tests/test_pools.py checks.
+# From 3.14 a worker passes its WorkerContext to run(), which runs the standard
+# item's task through it; the context that the standard prepare_context makes (the
+# library's pool keeps it) runs a task as fn(*args, **kwargs), which the
+# library's item does itself. On any other version, and in the portable mode, the
+# pool takes the standard submit and follows its future, and keeps its standard
+# Semaphore (see _fluent_executors.stdlib_compat.OWN_POOL_ITEMS).
 _OWN_WORK_ITEMS = OWN_POOL_ITEMS
+
+
+def _runs_tasks_itself(cls: type[concurrent.futures.ThreadPoolExecutor]) -> bool:
+    """Whether the workers of the pool class ``cls`` run a task as ``fn(*args,
+    **kwargs)`` in their own thread, as the library's work item does: always before
+    3.14; from 3.14, where ``cls`` keeps the standard ``prepare_context`` (a
+    subclass may make contexts that run tasks elsewhere, as the standard
+    ``InterpreterPoolExecutor`` does)."""
+    standard: Any = getattr(
+        concurrent.futures.ThreadPoolExecutor, "prepare_context", None
+    )
+    prepare: Any = getattr(cls, "prepare_context", None)
+    return standard is None or prepare.__func__ is standard.__func__
 
 
 class _WorkItem:
@@ -63,12 +79,13 @@ class _WorkItem:
         self.counts = counts
         self.context = context  # None: fn runs in a context of its own
 
-    def run(self) -> None:
+    def run(self, ctx: object = None) -> None:
+        # ctx: the worker's WorkerContext (3.14 and later), not needed (see above)
         future = self.future
         if not future.set_running_or_notify_cancel():
             return
         counts = self.counts
-        counts.running += 1
+        counts.running_changed(1)
         context = self.context
         try:
             if context is None:
@@ -76,11 +93,11 @@ class _WorkItem:
             else:
                 result = context.run(self.fn, *self.args, **self.kwargs)
         except BaseException as error:
-            counts.running -= 1
+            counts.running_changed(-1)
             future._try_resolve(FINISHED, None, error, "add_exception")
             del future, self  # no reference cycle through the traceback
         else:
-            counts.running -= 1
+            counts.running_changed(-1)
             # (Not set_result: a future a user resolved meanwhile must not raise
             # InvalidStateError here, which would end the worker thread.)
             future._try_resolve(FINISHED, result, None, "add_result")
@@ -92,8 +109,8 @@ class _IdleWorkers:
     for it.
 
     That code makes two calls on it, and only these (``tests/test_pools.py`` checks
-    its source, 3.10 to 3.13): a worker calls ``release()`` after each work item it
-    ran (3.10 and 3.11) or each time it finds the queue empty (3.12 and 3.13), and
+    its source, 3.10 to 3.15): a worker calls ``release()`` after each work item it
+    ran (3.10 and 3.11) or each time it finds the queue empty (3.12 and later), and
     ``submit`` calls ``acquire(timeout=0)``, which says whether an idle worker will
     take the new item or a thread must be started (up to ``max_workers``). Here
     each is one operation on a deque of tokens, atomic without a lock. A Semaphore
@@ -159,6 +176,9 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
         ValueError: ``max_workers`` is less than 1.
     """
 
+    # Whether submit queues the library's own work items (see _OWN_WORK_ITEMS)
+    _own_items: bool
+
     if TYPE_CHECKING:
         # What type checkers see; at run time the arguments pass through as given.
         def __init__(
@@ -180,7 +200,9 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
             if len(args) < 2 and "thread_name_prefix" not in kwargs:
                 kwargs["thread_name_prefix"] = f"fluent-executors-{name}"
             super().__init__(*args, **kwargs)
-            if _OWN_WORK_ITEMS:  # the versions whose pool code this knows
+            # The versions whose pool code this knows, with the standard contexts
+            self._own_items = _OWN_WORK_ITEMS and _runs_tasks_itself(type(self))
+            if self._own_items:
                 self._idle_semaphore = _IdleWorkers()
             self._counts = open_counts(self, "threadpool", name, counts_running=True)
 
@@ -225,7 +247,7 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
     ) -> ProxyFuture[T]:
         """Queue a work item of ``fn(*args, **kwargs)``, run in ``context`` (if not
         ``None``), for the workers; return its future."""
-        if not _OWN_WORK_ITEMS:
+        if not self._own_items:
             if context is not None:
                 fn = InContext(fn, context, None)
             return super()._submit(fn, args, kwargs)

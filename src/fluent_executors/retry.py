@@ -9,6 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from _fluent_executors import clock as _clock
+from _fluent_executors.counts import event_count
 from _fluent_executors.fluent import FluentExecutor, R, SameResult
 from _fluent_executors.hints import retry_after
 from _fluent_executors.logging import trace
@@ -94,10 +95,10 @@ class _RetryFuture(ProxyFuture[T]):
             fn = fn.again(self._attempts + 1)
             self._attempt_span = fn.span
         upstream = self._executor._submit_to_delegate(fn, self._args, self._kwargs)
-        counts = self._executor._counts
-        counts.attempts += 1
+        executor = self._executor
+        executor._attempt_count.add()
         if not self._attempts:  # the first: submit() returns this future
-            counts.adopt(self)
+            executor._counts.adopt(self)
         self._attempts += 1
         # No lock: _cancel_hook reads it with the upstream, which is set next
         # (with the previous attempt's, done, it finds nothing to cancel either).
@@ -112,7 +113,7 @@ class _RetryFuture(ProxyFuture[T]):
             self._timer = None
             self._phase = _SUBMITTING
         counts = self._executor._counts
-        counts.pending -= 1  # out of _WAITING
+        counts.pending_changed(-1)  # out of _WAITING
         metrics = counts.metrics
         if metrics is not None:
             metrics.retry_attempt()
@@ -128,13 +129,14 @@ class _RetryFuture(ProxyFuture[T]):
             self._try_set_exception(error)
 
     def _on_resolved(self) -> None:
-        self._executor._forget(self)
+        self._executor._outstanding.discard(self)  # (_forget, one call less)
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
         if success_is_final(self._policy):  # the common case: no retry to decide
             cancelled, error, result = outcome(upstream)
             if not cancelled and error is None:
-                end_attempt(self._attempt_span, upstream, None)
+                if self._attempt_span is not None:  # tracing on
+                    end_attempt(self._attempt_span, upstream, None)
                 self._try_resolve(FINISHED, result, None, "add_result")
                 return
         # No lock: to _cancel_hook, an attempt done is as final as one decided on
@@ -198,9 +200,8 @@ class _RetryFuture(ProxyFuture[T]):
                 if not stopped and not self.done():
                     self._timer = call_later(delay, self._retry, may_block=True)
                     self._phase = _WAITING
-                    counts = self._executor._counts
-                    counts.retries += 1
-                    counts.pending += 1
+                    self._executor._retry_count.add()
+                    self._executor._counts.pending_changed(1)
         except BaseException as error:  # the scheduler's thread could not start
             self._executor._log_failure(
                 logging.ERROR,
@@ -239,7 +240,7 @@ class _RetryFuture(ProxyFuture[T]):
             phase, timer, upstream = self._phase, self._timer, self._upstream
             if phase == _WAITING:  # out of it: the future is cancelled next
                 self._phase = _DECIDING
-                self._executor._counts.pending -= 1
+                self._executor._counts.pending_changed(-1)
         if phase == _WAITING:  # nothing runs: the next attempt is not made
             if timer is not None:
                 timer.cancel()
@@ -338,6 +339,8 @@ class RetryExecutor(WrapperExecutor[R]):
         self._policy = policy_of(retry_policy, kwargs)
         self._outstanding = Outstanding()
         self._cancel_at_idle = False
+        # Attempts submitted to the delegate; retries scheduled (stats())
+        self._attempt_count, self._retry_count = event_count(), event_count()
         self._open_metrics("retry")
 
     def _wrapper_fields(self) -> dict[str, object]:
@@ -357,9 +360,10 @@ class RetryExecutor(WrapperExecutor[R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import RetryStats
 
-        counts = self._counts
         return RetryStats(
-            **counts.fields(), attempts=counts.attempts, retries=counts.retries
+            **self._counts.fields(),
+            attempts=self._attempt_count.value,
+            retries=self._retry_count.value,
         )
 
     @property

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
+from _fluent_executors.counts import event_count
 from _fluent_executors.errors import TimeoutCancelledError
 from _fluent_executors.fluent import FluentExecutor, R, SameResult
 from _fluent_executors.logging import trace
@@ -63,7 +64,7 @@ class _TimeoutFuture(ProxyFuture[T]):
         """Runs in a worker thread of the scheduler once the timeout has passed."""
         if self.done():  # in time after all, while the callback waited for a worker
             return
-        self._executor._counts.timeout_fired()
+        self._executor._timed_out()
         name = self._executor._name
         cancelled = self._cancel_with(TimeoutCancelledError(self._timeout, name))
         trace(
@@ -141,10 +142,18 @@ class TimeoutExecutor(WrapperExecutor[R]):
         # The deadlines of the futures of its own timeout, which come due in the
         # order of their submits: one scheduler entry for them all.
         self._deadlines = DeadlineQueue(self._timeout)
+        self._timeout_count = event_count()  # timeouts fired (stats())
         self._open_metrics("timeout")
 
     def _wrapper_fields(self) -> dict[str, object]:
         return {"timeout": self.timeout}
+
+    def _timed_out(self) -> None:
+        """A timeout fired; its future is about to be cancelled."""
+        self._timeout_count.add()
+        metrics = self._counts.metrics
+        if metrics is not None:
+            metrics.timeout_fired()
 
     def stats(self) -> TimeoutStats:
         """What this executor has done with the futures its ``submit`` returned, and
@@ -159,8 +168,7 @@ class TimeoutExecutor(WrapperExecutor[R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import TimeoutStats
 
-        counts = self._counts
-        return TimeoutStats(**counts.fields(), timeouts=counts.timeouts)
+        return TimeoutStats(**self._counts.fields(), timeouts=self._timeout_count.value)
 
     @property
     def timeout(self) -> float:

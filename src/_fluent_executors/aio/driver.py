@@ -161,13 +161,8 @@ class AsyncPollDriver(DriverBase):
         calls."""
         from ..stats import PollStats
 
-        counts = self._counts
         return PollStats(
-            **counts.fields(),
-            polls=counts.polls,
-            poll_errors=counts.poll_errors,
-            poll_timeouts=counts.poll_timeouts,
-            polled=self.polled(),
+            **self._counts.fields(), **self.poll_counts(), polled=self.polled()
         )
 
     def _notify(self) -> None:
@@ -262,7 +257,7 @@ class AsyncPollDriver(DriverBase):
     async def _poll(self, batch: list[PollDescriptor[Any]]) -> None:
         """Call the poll function once with ``batch`` and tell the core how it
         went (the one place it is called)."""
-        core, counts = self.core, self._counts
+        core = self.core
         timeout = self._poll_timeout
         start = time.perf_counter()
         core.lending(batch)
@@ -273,7 +268,7 @@ class AsyncPollDriver(DriverBase):
             if _cancelled():
                 core.returned(batch, None)  # the list is the core's again
                 raise
-            counts.poll_called(start, True)
+            self._poll_called(start, True)
             settle_failed_poll(
                 core,
                 batch,
@@ -284,18 +279,18 @@ class AsyncPollDriver(DriverBase):
             )
             return
         except BaseException as error:
-            counts.poll_called(start, True)
+            self._poll_called(start, True)
             settle_failed_poll(
                 core, batch, error, anyio.current_time(), self._logger, self.name
             )
             return
-        counts.poll_called(start, False)
+        self._poll_called(start, False)
         if timeout is not None and time.perf_counter() - start > timeout:
-            counts.poll_overran()  # a plain poll function: not interrupted
+            self._poll_overran()  # a plain poll function: not interrupted
             self._logger.warning(
                 "poll function of async poll executor %r ran for more than %s s "
                 "and could not be interrupted",
                 self.name,
                 timeout,
             )
-        self._check_delay(core.returned(batch, returned), returned)
+        self._returned(batch, returned)

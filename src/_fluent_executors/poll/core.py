@@ -12,9 +12,11 @@ events and acts on its answers:
 - a round: :meth:`PollCore.begin_round`, then :meth:`PollCore.next_batch` ("poll
   this batch") until it answers ``None``; for each batch, :meth:`PollCore.lending`
   just before the call of the poll function and :meth:`PollCore.returned` or
-  :meth:`PollCore.raised` just after (in the same frame); the latter answers with a
+  :meth:`PollCore.raised` just after; the latter answers with a
   :class:`PollFailure` (the futures of the batch to fail, or the retry's delay);
-  then :meth:`PollCore.end_round`, which sets the next wake-up.
+  then :meth:`PollCore.end_round`, which sets the next wake-up, once the driver
+  holds no reference to a batch of the round (the round's list is reused only if
+  nothing refers to it then: ``rounds.Polled``).
 
 Contract: the driver holds one lock around every call but ``arrive``, ``defer``,
 ``age_of``, ``list_changed`` and the round's ``next_batch``, ``lending``,
@@ -398,9 +400,10 @@ class PollCore(Generic[E]):
         return None
 
     def lending(self, batch: list[E]) -> None:
-        """``batch`` goes to the poll function now."""
+        """``batch`` goes to the poll function now. The driver lets go of it once
+        the call is over: the round's list is reused only if nothing else refers
+        to it at :meth:`end_round`."""
         self._called = True
-        self._polled.lending(batch)
 
     def returned(self, batch: list[E], value: object) -> bool:
         """The poll function returned ``value`` for ``batch``: the delay until the
@@ -410,7 +413,6 @@ class PollCore(Generic[E]):
             ``False`` if ``value`` is not a number of seconds (a ``bool``, a
             string, NaN): ``default_interval`` is used, and the driver may warn.
         """
-        self._polled.returned(batch)
         self._poll_failures = 0
         delay = self.default_interval if value is None else seconds_returned(value)
         if delay is None:
@@ -428,7 +430,6 @@ class PollCore(Generic[E]):
         the first failure in a row: ``max_duration``, ``before_sleep`` and delay
         hints apply). A policy that raises, or gives a bad delay, counts as
         "fail"."""
-        self._polled.returned(batch)
         self._poll_failures += 1
         failures = self._poll_failures
         if failures == 1:

@@ -6,8 +6,10 @@ guards it, and what they do alike (:class:`DriverBase`)."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
+from ..counts import event_count
 from .reports import warn_bad_delay
 
 if TYPE_CHECKING:
@@ -25,7 +27,8 @@ class DriverBase:
     Args:
         settings: the executor's checked settings: its poll and cancel functions,
             its name and logger, its ``poll_timeout`` and those of its core.
-        counts: the executor's counts (``stats()`` and metrics).
+        counts: the executor's counts (``stats()`` and metrics); the driver
+            counts the calls of the poll function itself.
     """
 
     def __init__(self, settings: PollSettings, counts: Counts) -> None:
@@ -35,6 +38,9 @@ class DriverBase:
         self._poll_timeout = settings.poll_timeout
         self._logger = settings.logger
         self._counts = counts
+        # The calls of the poll function, those that raised, those that overran
+        self._polls, self._poll_errors = event_count(), event_count()
+        self._poll_timeouts = event_count()
         self.core: PollCore[PollDescriptor[Any]] = settings.core(self._descriptors)
         # Guards the core's bookkeeping. Re-entrant: a poll executor's finalizer
         # closes its poll thread (notify() takes this lock), and the garbage
@@ -52,14 +58,36 @@ class DriverBase:
         with self._lock:  # forget() may move the rounds into its own count
             return self.core.polls_of(entry)
 
-    def _check_delay(self, understood: bool, returned: object) -> None:
-        """After ``core.returned(batch, returned)`` answered ``understood``: warn
-        once of a delay that is not a number. (The driver calls ``core.returned``
-        itself, from the frame that called ``core.lending``: a frame more holding
-        the batch would count as the poll function keeping the round's list, and
-        the core would copy it each round.)"""
-        if not understood and not self._warned_bad_delay:
+    def poll_counts(self) -> dict[str, Any]:
+        """The fields of :class:`~fluent_executors.PollStats` that count calls of
+        the poll function: ``polls``, ``poll_errors``, ``poll_timeouts``."""
+        return {
+            "polls": self._polls.value,
+            "poll_errors": self._poll_errors.value,
+            "poll_timeouts": self._poll_timeouts.value,
+        }
+
+    def _poll_called(self, start: float, error: bool) -> None:
+        """The poll function was called once, from ``start`` (``perf_counter()``,
+        read only while metrics are on) until now, and raised if ``error``."""
+        self._polls.add()
+        if error:
+            self._poll_errors.add()
+        metrics = self._counts.metrics
+        if metrics is not None:
+            metrics.poll(time.perf_counter() - start, error)
+
+    def _poll_overran(self) -> None:
+        """A call of the poll function has run longer than its ``poll_timeout``."""
+        self._poll_timeouts.add()
+        metrics = self._counts.metrics
+        if metrics is not None:
+            metrics.poll_timeout()
+
+    def _returned(self, batch: list[PollDescriptor[Any]], returned: object) -> None:
+        """Tell the core what the poll function returned for ``batch``; warn once
+        of a delay that is not a number."""
+        core = self.core
+        if not core.returned(batch, returned) and not self._warned_bad_delay:
             self._warned_bad_delay = True
-            warn_bad_delay(
-                self._logger, self.name, returned, self.core.default_interval
-            )
+            warn_bad_delay(self._logger, self.name, returned, core.default_interval)

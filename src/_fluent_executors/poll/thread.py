@@ -298,7 +298,7 @@ class PollThread(DriverBase):
         except BaseException as error:
             if watchdog is not None:
                 watchdog.cancel()
-            counts.poll_called(start, True)
+            self._poll_called(start, True)
             poll_failed(error)
             settle_failed_poll(
                 core, batch, error, clock.monotonic(), self._logger, self.name
@@ -306,8 +306,8 @@ class PollThread(DriverBase):
             return
         if watchdog is not None:
             watchdog.cancel()
-        counts.poll_called(start, False)
-        self._check_delay(core.returned(batch, returned), returned)
+        self._poll_called(start, False)
+        self._returned(batch, returned)
 
     def _run_cancels(
         self, cancels: list[tuple[Awaitable[object], Callable[[bool], object]]]
@@ -371,7 +371,7 @@ class PollThread(DriverBase):
         """The poll function has run longer than ``poll_timeout`` (on the
         scheduler's thread, once per call): a sync call cannot be interrupted, so
         it is counted, then logged."""
-        self._counts.poll_overran()
+        self._poll_overran()
         self._logger.warning(
             "poll function of poll executor %r has run for more than %s s with %d "
             "futures and cannot be interrupted; give its requests a timeout",
