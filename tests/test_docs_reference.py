@@ -25,10 +25,16 @@ def test_every_public_name_is_documented_in_the_api_reference() -> None:
 
 
 def test_every_name_of_the_aio_module_is_documented_too() -> None:
-    import fluent_executors.aio
+    import fluent_executors.aio as aio
 
     documented = set(DIRECTIVE.findall((API / "aio.rst").read_text()))
-    assert sorted(set(fluent_executors.aio.__all__) - documented) == []
+    # The names of fluent_executors it exports as well are documented there.
+    shared = {
+        name
+        for name in aio.__all__
+        if getattr(fluent_executors, name, None) is getattr(aio, name)
+    }
+    assert sorted(set(aio.__all__) - documented - shared) == []
 
 
 def test_no_page_of_the_docs_is_over_6000_words() -> None:

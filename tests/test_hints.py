@@ -125,6 +125,17 @@ def test_retry_after_reads_urllibs_http_error() -> None:
         FakeHTTPError(Retry_After="soon"),
         FakeHTTPError(Retry_After="-5"),
         FakeHTTPError(Retry_After="1e400"),
+        # RFC 9110's delay-seconds: ASCII digits only.
+        FakeHTTPError(Retry_After="\uff11\uff12\uff10"),  # fullwidth 120
+        FakeHTTPError(Retry_After="\u0663\u0660"),  # Arabic-Indic 30
+        FakeHTTPError(Retry_After="\u0967\u0968"),  # Devanagari 12
+        FakeHTTPError(Retry_After="1_000"),
+        FakeHTTPError(Retry_After="+5"),
+        FakeHTTPError(Retry_After="1e3"),
+        FakeHTTPError(Retry_After="2.5"),
+        FakeHTTPError(Retry_After="infinity"),
+        RateLimited("\u0663\u0660"),
+        FakeHTTPError(Retry_After="Wed, \u0662\u0661 Oct 2026 07:28:00 GMT"),
         FakeHTTPError(Retry_After="Mon, 99 Foo 2026 99:00:00 GMT"),
     ],
 )

@@ -7,8 +7,8 @@
 #                                   multiprocessing: imported on first use);
 #                                   InterpreterPoolExecutor (3.14+, the same)
 #   aio                             the async executors' machinery (a package of
-#                                   its own layers: facade > executor > layers
-#                                   > driver)
+#                                   its own layers: facade > executor > mapping
+#                                   > layers > driver)
 #   library_pool futures waiting    what both pools add to the standard ones; the
 #                                   future combinators (a package: transforming,
 #                                   combining, timing, checks); as_completed and
@@ -18,7 +18,8 @@
 #                                   > descriptor > settings > core > rounds);
 #                                   retry policies; the queue of throttle and rate
 #                                   limit; the base of dask and ray
-#   hints                           delays that a failure carries (Retry-After)
+#   adaptive hints                  the adaptive rate of a rate limit; delays
+#                                   that a failure carries (Retry-After)
 #   durable                         durable polling's store protocol, its records and
 #                                   errors, and what the SQL stores share
 #   wrapper                         what the wrappers share: delegate, shutdown, checks

@@ -34,8 +34,9 @@ def retry_after(error: BaseException) -> float | None:
     - the ``Retry-After`` header of ``error.response.headers`` (requests'
       ``HTTPError``, httpx's ``HTTPStatusError``), else of ``error.headers``
       (``urllib.error.HTTPError``, aiohttp's ``ClientResponseError``). The header
-      holds seconds (``"120"``) or an HTTP date (``"Wed, 21 Oct 2026 07:28:00
-      GMT"``), read against the wall clock; a date already past is 0 seconds.
+      holds seconds in ASCII digits (``"120"``; RFC 9110 allows no other form)
+      or an HTTP date (``"Wed, 21 Oct 2026 07:28:00 GMT"``), read against the
+      wall clock; a date already past is 0 seconds.
 
     Args:
         error: the exception of a failed call.
@@ -83,19 +84,19 @@ def _header(headers: object) -> object:
 
 
 def _parse(value: str | bytes) -> float:
-    """Seconds from a ``Retry-After`` header value: seconds or an HTTP date."""
+    """Seconds from a ``Retry-After`` header value: seconds (RFC 9110's
+    delay-seconds, ASCII digits only: not ``"1.5"``, ``"1_000"`` nor digits of
+    other scripts, which ``float`` reads) or an HTTP date."""
     text = value.decode("latin-1") if isinstance(value, bytes) else value
-    text = text.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        return check_non_negative("the Retry-After hint", seconds, finite=True)
+    text = text.strip(" \t")  # HTTP's optional whitespace
+    if text.isascii() and text.isdigit():
+        return check_non_negative("the Retry-After hint", float(text), finite=True)
     import email.utils  # here: only a date needs it
     import time
 
     try:
+        if not text.isascii():  # (the date parser reads any script's digits)
+            raise ValueError(text)
         date = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
         raise ValueError(

@@ -20,5 +20,24 @@ except ImportError as error:  # pragma: no cover - the extra is missing
 
 from _fluent_executors.aio.executor import AsyncExecutor, AsyncPollFn
 from _fluent_executors.aio.facade import AsyncExecutors
+from _fluent_executors.aio.mapping import AsyncMap
+from _fluent_executors.hints import retry_after
+from _fluent_executors.poll.descriptor import PollDescriptor
+from _fluent_executors.retry_policy import ExceptionRetryPolicy, RetryPolicy
+from _fluent_executors.stats import ExecutorStats, PollStats, RateLimitStats
 
-__all__ = ["AsyncExecutor", "AsyncExecutors", "AsyncPollFn"]
+# The names of the threaded side that an async program needs (its poll
+# function's descriptors, the retry policies, the stats), the same objects.
+__all__ = [
+    "AsyncExecutor",
+    "AsyncExecutors",
+    "AsyncMap",
+    "AsyncPollFn",
+    "ExceptionRetryPolicy",
+    "ExecutorStats",
+    "PollDescriptor",
+    "PollStats",
+    "RateLimitStats",
+    "RetryPolicy",
+    "retry_after",
+]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import math
-import numbers
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
@@ -13,41 +12,16 @@ from typing import TYPE_CHECKING, Any, overload
 
 from _fluent_executors import clock as _clock
 from _fluent_executors import scheduler as _scheduler
+from _fluent_executors.adaptive import AdaptiveRate, check_adaptive
 from _fluent_executors.fluent import FluentExecutor, R, SameResult
-from _fluent_executors.hints import DelayHint, retry_after
 from _fluent_executors.proxy import outcome
 from _fluent_executors.queueing import QueueingExecutor
-from _fluent_executors.wrapper import check_callable, check_non_negative, check_rate
+from _fluent_executors.wrapper import check_rate
 
 if TYPE_CHECKING:
     from _fluent_executors.stats import RateLimitStats
 
 __all__ = ["RateLimitExecutor"]
-
-# The statuses of an HTTP answer that say "too many requests": 429, and 503 (which
-# services send with a Retry-After when overloaded).
-_TOO_MANY_STATUSES = frozenset({429, 503})
-
-
-def _too_many(error: BaseException) -> bool:
-    """The default ``too_many`` predicate: ``error`` carries an HTTP status 429 or
-    503 (on its ``response``, as ``status_code`` or ``status``, or on itself, as
-    ``status_code``, ``status`` or ``code``), or a ``Retry-After`` hint."""
-    response = getattr(error, "response", None)
-    for holder, names in (
-        (response, ("status_code", "status")),
-        (error, ("status_code", "status", "code")),
-    ):
-        if holder is None:
-            continue
-        for name in names:
-            status = getattr(holder, name, None)
-            if isinstance(status, int) and status in _TOO_MANY_STATUSES:
-                return True
-    try:
-        return retry_after(error) is not None
-    except (TypeError, ValueError):  # a hint, though not a readable one
-        return True
 
 
 class _Call:
@@ -198,22 +172,18 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         self._period = seconds
         self._calls: deque[_Call] = deque()  # the calls of the window, oldest first
         self._timer: _scheduler.TimerHandle | None = None
-        self._adaptive = _check_adaptive(
-            adaptive, too_many, decrease_factor, increase, max_pause
+        self._rate = AdaptiveRate(
+            max_calls,
+            seconds,
+            check_adaptive(adaptive, too_many, decrease_factor, increase, max_pause),
+            f"rate limit executor {name!r}",
+            self._logger,
         )
-        self._rate = float(max_calls)  # calls allowed per period now
-        self._limit = max_calls  # int(self._rate), at least 1
-        self._cuts = 0
-        self._last_cut = -math.inf  # when the rate was last cut (_clock)
-        self._paused_until = -math.inf  # no call before then (_clock)
-        self._too_many: Callable[[BaseException], object] = too_many or _too_many
-        self._warned_too_many = False
-        self._hint = DelayHint(retry_after, f"rate limit executor {name!r}")
         self._open_metrics("rate_limit")
 
     def _wrapper_fields(self) -> dict[str, object]:
         fields: dict[str, object] = {"max_calls": self.max_calls, "period": self.period}
-        if self._adaptive is not None:
+        if self._rate.settings is not None:
             fields["adaptive"] = True
         return fields
 
@@ -232,13 +202,13 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import RateLimitStats
 
-        fields = self._counts.fields()
+        fields, rate = self._counts.fields(), self._rate
         return RateLimitStats(
             **fields,
             queued=fields["pending"],
-            rate=self._rate,
-            cuts=self._cuts,
-            paused=_clock.monotonic() < self._paused_until,
+            rate=rate.rate,
+            cuts=rate.cuts,
+            paused=_clock.monotonic() < rate.paused_until,
         )
 
     @property
@@ -258,9 +228,9 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
         calls = self._calls
         while calls and calls[0].time + self._period <= prepared:
             calls.popleft()
-        limit = self._limit
-        if prepared < self._paused_until:  # a Retry-After pause
-            due = self._paused_until
+        limit, paused_until = self._rate.limit, self._rate.paused_until
+        if prepared < paused_until:  # a Retry-After pause
+            due = paused_until
         elif len(calls) < limit:
             call = _Call()
             calls.append(call)
@@ -291,72 +261,29 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
                 self._calls.remove(token)
             return
         token.time = _clock.monotonic()
-        if self._adaptive is not None:
+        if self._rate.settings is not None:
             upstream.add_done_callback(self._on_outcome)
 
     def _on_outcome(self, upstream: Future[Any]) -> None:
         """Adapt the rate to the outcome of a call passed on (``adaptive``)."""
-        adaptive = self._adaptive
-        assert adaptive is not None
         cancelled, error, _ = outcome(upstream)
         if cancelled:
             return
+        rate = self._rate
         if error is None:
             with self._lock:
-                rate = self._rate
-                self._rate = min(rate + adaptive.increase / rate, self._max_calls)
-                raised = self._set_limit()
+                raised = rate.succeeded()
             if raised:
                 self._pump()
             return
-        if not self._is_too_many(error):
+        too_many, pause = rate.classify(error)
+        if not too_many:
             return
-        pause = self._hint(error)
-        now = _clock.monotonic()
         with self._lock:
-            cut = now >= self._last_cut + self._period  # once per period
-            if cut:
-                self._last_cut = now
-                self._cuts += 1
-                self._rate = max(self._rate * adaptive.decrease_factor, 1.0)
-                self._set_limit()
-            rate = self._rate
-            if pause is not None:
-                pause = min(pause, adaptive.max_pause)
-                self._paused_until = max(self._paused_until, now + pause)
+            cut = rate.cut(_clock.monotonic(), pause)
+            now_rate = rate.rate
         if cut:  # logged once per period at most, as it is cut
-            self._logger.info(
-                "rate limit executor %r: too many requests; %.3g calls per %s s now%s",
-                self.name,
-                rate,
-                self._period,
-                "" if pause is None else f", paused for {pause:.3g} s",
-            )
-
-    def _set_limit(self) -> bool:
-        """Set the calls allowed per window from the rate (under the lock); return
-        whether that raised it."""
-        limit = max(int(self._rate), 1)
-        raised = limit > self._limit
-        self._limit = limit
-        return raised
-
-    def _is_too_many(self, error: BaseException) -> bool:
-        """``too_many(error)``, contained: one that raises is read as ``False``."""
-        try:
-            return bool(self._too_many(error))
-        except BaseException:  # a user's callable, in a delegate's thread
-            level = logging.DEBUG if self._warned_too_many else logging.WARNING
-            self._warned_too_many = True
-            self._logger.log(
-                level,
-                "too_many predicate %r of rate limit executor %r raised; read as "
-                "False (warned once)",
-                self._too_many,
-                self.name,
-                exc_info=True,
-            )
-            return False
+            rate.report_cut(now_rate, pause)
 
     def _after_unqueue(self) -> tuple[bool, bool] | None:
         # Nothing left to wait for: let the scheduler thread end if it can.
@@ -364,52 +291,3 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
             self._timer.cancel()
             self._timer = None
         return super()._after_unqueue()
-
-
-class _Adaptive:
-    """The settings of an adaptive rate (checked)."""
-
-    __slots__ = ("decrease_factor", "increase", "max_pause")
-
-    def __init__(
-        self, decrease_factor: float, increase: float, max_pause: float
-    ) -> None:
-        self.decrease_factor = decrease_factor
-        self.increase = increase
-        self.max_pause = max_pause
-
-
-def _check_adaptive(
-    adaptive: object,
-    too_many: object,
-    decrease_factor: object,
-    increase: object,
-    max_pause: object,
-) -> _Adaptive | None:
-    """The adaptive settings, checked (``None`` without ``adaptive``); raise naming
-    the bad argument."""
-    if not isinstance(adaptive, bool):
-        raise TypeError(f"adaptive must be a bool, got {type(adaptive).__name__}")
-    if too_many is not None:
-        check_callable("too_many", too_many)
-    if not isinstance(decrease_factor, numbers.Real) or isinstance(
-        decrease_factor, bool
-    ):
-        raise TypeError(
-            "decrease_factor must be a real number, got "
-            f"{type(decrease_factor).__name__}"
-        )
-    try:
-        factor = float(decrease_factor)
-    except (OverflowError, ValueError):  # an int beyond a float, a signaling NaN
-        factor = math.nan
-    if not 0 < factor < 1:  # also refuses NaN
-        raise ValueError(
-            f"decrease_factor must be between 0 and 1 excluded, got {decrease_factor!r}"
-        )
-    checked = _Adaptive(
-        factor,
-        check_non_negative("increase", increase, finite=True),
-        check_non_negative("max_pause", max_pause, finite=True),
-    )
-    return checked if adaptive else None

@@ -4,14 +4,22 @@ event loop (asyncio or trio, through anyio).
 
 Contract: one ``AsyncPollDriver`` per ``with_poll`` layer; its loop
 (:meth:`AsyncPollDriver.loop`) is the only caller of the poll function, never
-concurrently. Every call of the core is made on the event loop's thread but
-``forget`` (a descriptor may be resolved from any thread), so a lock guards the
-core's bookkeeping, never an ``await``. Every sleep goes through anyio (a test's
-mock clock moves it), and the time told to the core is ``anyio.current_time()``.
+concurrently, and runs in one ``async with`` block at a time: each block starts
+it anew (:meth:`AsyncPollDriver.reset`: a core of its own, whose times are that
+block's event loop's). Every call of the core is made on the event loop's thread
+but ``forget`` (a descriptor may be resolved from any thread), so a lock guards
+the core's bookkeeping, never an ``await``; what another thread asks of the loop
+(waking it, waking a run) is handed to it without waiting for it
+(:meth:`AsyncPollDriver.call_on_loop`), so a poll function that waits for worker
+threads resolving its descriptors never waits on itself. Every sleep goes through
+anyio (a test's mock clock moves it), and the time told to the core is
+``anyio.current_time()``. The loop never holds the event loop: each call of the
+poll function is followed by a checkpoint, whatever delay it asked for.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import math
@@ -21,7 +29,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 
 from ..poll.descriptor import PollDescriptor, PollFuture
@@ -45,6 +52,25 @@ async def call_maybe_async(fn: Callable[..., Any], *args: Any) -> Any:
     return value
 
 
+def _cancelled() -> bool:
+    """Whether the calling task is cancelled (a scope around it was, or its
+    deadline passed)."""
+    return anyio.current_effective_deadline() <= anyio.current_time()
+
+
+def _uncalled_for(cancelled: BaseException, function: str, name: str) -> RuntimeError:
+    """What a call of a user's ``function`` that raised the backend's cancellation
+    exception (``cancelled``) while its task was not cancelled fails with: an
+    error of that call (caused by ``cancelled``), not a cancellation of the
+    caller's."""
+    error = RuntimeError(
+        f"{function} function of async poll executor {name!r} raised "
+        f"{type(cancelled).__name__}, though its call was not cancelled"
+    )
+    error.__cause__ = cancelled
+    return error
+
+
 class AsyncPollDriver(DriverBase):
     """The driver of one async poll layer's polls, around a
     :class:`~_fluent_executors.poll.core.PollCore`.
@@ -60,10 +86,19 @@ class AsyncPollDriver(DriverBase):
 
     def __init__(self, settings: PollSettings, counts: Counts) -> None:
         super().__init__(settings, counts)
+        self._settings = settings
         self._futures: set[PollFuture[Any]] = set()  # being polled
         self._wake: anyio.Event | None = None  # set: the loop looks at the core
         self._token: Any = None  # the event loop's, for a wake from another thread
         self._thread: int | None = None  # the event loop's thread
+
+    def reset(self) -> None:
+        """Start afresh, for a new block: a new core (the times of the last one
+        are another event loop's), no event loop known until the loop runs."""
+        self.core = self._settings.core(self._descriptors)
+        self._futures.clear()
+        self._wake = None
+        self._token = self._thread = None
 
     # -- the PollDriver protocol (what the futures and descriptors ask) ------------
 
@@ -137,14 +172,19 @@ class AsyncPollDriver(DriverBase):
             self.call_on_loop(wake.set)
 
     def call_on_loop(self, fn: Callable[[], object]) -> None:
-        """Call ``fn`` on the event loop's thread: at once from it, else through
-        anyio (a descriptor resolved by another thread); not at all once the loop
-        has ended (nothing waits any more)."""
+        """Call ``fn`` on the event loop's thread: at once from it; from another
+        thread (a descriptor resolved there) soon, without waiting for it (the
+        loop may be waiting for that thread); not at all once the loop has ended
+        (nothing waits any more)."""
         if self._thread is None or threading.get_ident() == self._thread:
             fn()
             return
-        with contextlib.suppress(RuntimeError):  # the loop has ended
-            anyio.from_thread.run_sync(fn, token=self._token)
+        native = self._token.native_token
+        with contextlib.suppress(RuntimeError):  # the loop has ended (trio's too)
+            if isinstance(native, asyncio.AbstractEventLoop):
+                native.call_soon_threadsafe(fn)
+            else:  # a trio.lowlevel.TrioToken
+                native.run_sync_soon(fn)
 
     async def cancel_remote(self, result: object) -> None:
         """Call the cancel function for the remote task behind ``result``,
@@ -182,6 +222,7 @@ class AsyncPollDriver(DriverBase):
         self._token = anyio.lowlevel.current_token()
         self._thread = threading.get_ident()
         while True:
+            await anyio.lowlevel.checkpoint_if_cancelled()
             if core.list_changed():
                 warn_list_changed(self._logger, self.name)
             with self._lock:
@@ -199,6 +240,9 @@ class AsyncPollDriver(DriverBase):
                 continue
             while (batch := core.next_batch(anyio.current_time())) is not None:
                 await self._poll(batch)
+                # Let the other tasks run, whatever the poll function did and
+                # asked for (0 s, a coroutine that never awaited).
+                await anyio.lowlevel.cancel_shielded_checkpoint()
             with self._lock:
                 core.end_round(anyio.current_time())
 
@@ -220,9 +264,20 @@ class AsyncPollDriver(DriverBase):
         try:
             with anyio.fail_after(math.inf if timeout is None else timeout):
                 returned = await call_maybe_async(self.poll_fn, batch)
-        except anyio.get_cancelled_exc_class():
-            core.returned(batch, None)  # the list is the core's again
-            raise
+        except anyio.get_cancelled_exc_class() as cancelled:
+            if _cancelled():
+                core.returned(batch, None)  # the list is the core's again
+                raise
+            self._poll_called(start, True)
+            settle_failed_poll(
+                core,
+                batch,
+                _uncalled_for(cancelled, "poll", self.name),
+                anyio.current_time(),
+                self._logger,
+                self.name,
+            )
+            return
         except BaseException as error:
             self._poll_called(start, True)
             settle_failed_poll(

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
 import anyio
+import anyio.lowlevel
+from anyio.lowlevel import EventLoopToken
 
+from ..adaptive import AdaptiveRate, check_adaptive
 from ..counts import Counts
 from ..fluent import R, SameResult
 from ..logging import ContainedLogger
@@ -22,6 +27,12 @@ from ..retry_policy import RetryPolicy, policy_of
 from ..wrapper import check_callable, check_count, check_non_negative, check_rate
 from .driver import AsyncPollDriver
 from .layers import Layer, Map, Poll, RateLimit, Retry, Throttle, Timeout
+from .mapping import AsyncMap
+
+if sys.version_info < (3, 11):  # anyio's dependency, for Python 3.10
+    from exceptiongroup import (  # type: ignore[import-not-found, unused-ignore]
+        BaseExceptionGroup,
+    )
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -44,6 +55,26 @@ descriptors and returning (or resolving to) the seconds until the next poll, or
 ``None``."""
 
 
+async def _poll_loop(scope: anyio.CancelScope, driver: AsyncPollDriver) -> None:
+    """A task of a block: ``driver``'s poll loop, until ``scope`` is cancelled (as
+    the block ends: the block's own task group is never cancelled by it, so a
+    cancellation of the body is the body's)."""
+    with scope:
+        await driver.loop()
+
+
+class Loop(NamedTuple):
+    """An event loop, as the layers of a chain know the one they serve."""
+
+    token: EventLoopToken  # anyio's, equal for one loop
+    thread: int  # the ident of the thread it runs in
+
+
+def current_loop() -> Loop:
+    """The event loop of the calling task."""
+    return Loop(anyio.lowlevel.current_token(), threading.get_ident())
+
+
 class AsyncExecutor(Generic[R]):
     """An executor for async programs (asyncio or trio, through anyio): ``await
     executor.run(fn, *args, **kwargs)`` returns what the chain makes of ``fn``'s
@@ -52,9 +83,15 @@ class AsyncExecutor(Generic[R]):
 
     ``async with executor:`` starts what the chain needs (the poll loop of each
     ``with_poll`` layer, a task of the executor's own task group on the caller's
-    event loop); leaving the block refuses new runs with ``RuntimeError``, waits for
-    the runs under way, then stops the poll loops. A chain without ``with_poll``
-    runs without the block too.
+    event loop), each time from a fresh state: leaving the block refuses new runs
+    with ``RuntimeError``, waits for the runs under way through any layer of the
+    chain, then stops the poll loops; the block may then be entered again, on the
+    same event loop or another (see :ref:`aio-block`). A chain without
+    ``with_poll`` runs without the block too.
+
+    One executor serves one event loop at a time: while a block or a run holds
+    its chain to a loop, a run from another thread's loop raises
+    ``RuntimeError`` at once.
 
     Type parameters:
         R: the result type of ``run`` (``SameResult``: what ``fn`` returns).
@@ -68,11 +105,16 @@ class AsyncExecutor(Generic[R]):
         self._delegate = delegate
         self.name = name
         self._layer = layer  # what this executor does with a run
-        self._closed = False
+        # The layers of the chain, outermost first; and its poll layers.
+        self._layers: tuple[Layer, ...] = (layer,) + (
+            delegate._layers if delegate is not None else ()
+        )
+        self._polls = tuple(x for x in self._layers if isinstance(x, Poll))
+        self._closing = False  # its block is ending: no new run
         self._runs = 0  # runs under way through this executor's run()
         self._done = self._failed = self._cancelled = 0  # runs ended, of them
-        self._idle: anyio.Event | None = None
-        self._group: TaskGroup | None = None
+        self._group: TaskGroup | None = None  # of its block, while it is open
+        self._loops: list[anyio.CancelScope] = []  # of its block's poll loops
 
     # -- running ---------------------------------------------------------------------
 
@@ -110,14 +152,19 @@ class AsyncExecutor(Generic[R]):
 
         Raises:
             TypeError: ``fn`` is not callable.
-            RuntimeError: the executor's ``async with`` block has ended, or the
-                chain has a poll layer and the block has not begun.
+            RuntimeError: the chain has a poll layer and no block is open around
+                it (not yet, or no more), or the block is ending; or a block or
+                a run holds the chain to the event loop of another thread (the
+                message says which).
             TimeoutError: a ``with_timeout`` layer's time ran out.
             BaseException: whatever ``fn``, or the poll function through its
                 descriptor, raised.
         """
         check_callable("fn", fn)
-        self._check_runnable()
+        self._take(current_loop())
+        layers = self._layers
+        for layer in layers:
+            layer.runs += 1
         self._runs += 1
         try:
             return await self._run(fn, args, kwargs)
@@ -130,8 +177,11 @@ class AsyncExecutor(Generic[R]):
         finally:
             self._done += 1
             self._runs -= 1
-            if not self._runs and self._idle is not None:
-                self._idle.set()
+            for layer in layers:
+                layer.runs -= 1
+                if not layer.runs and layer.idle is not None:
+                    layer.idle.set()
+                    layer.idle = None
 
     async def _run(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -143,58 +193,155 @@ class AsyncExecutor(Generic[R]):
             return await self._layer.run(functools.partial(fn, *args, **kwargs))
         return await self._layer.run(functools.partial(inner._run, fn, args, kwargs))
 
-    def _check_runnable(self) -> None:
-        if self._closed:
+    def _take(self, loop: Loop) -> None:
+        """Check that a run may begin on ``loop`` (raise ``RuntimeError`` if
+        not), and make the layers that served another loop start afresh."""
+        for layer in self._layers:
+            if layer.loop != loop and layer.busy():
+                raise self._foreign(layer.loop, loop)
+        if self._closing:
             raise RuntimeError(
                 f"cannot run on async executor {self.name!r}: its 'async with' "
-                "block has ended"
+                "block is ending"
             )
-        if self._needs_loop():
-            raise RuntimeError(
-                f"async executor {self.name!r} polls: enter 'async with executor:' "
-                "before calling run()"
-            )
+        for poll in self._polls:
+            if not poll.blocks:
+                raise RuntimeError(
+                    f"async executor {self.name!r} polls: enter 'async with "
+                    "executor:' before calling run() (its block has not begun, "
+                    "or has ended)"
+                )
+            if poll.closing:
+                raise RuntimeError(
+                    f"cannot run on async executor {self.name!r}: the 'async "
+                    "with' block of its poll layer is ending"
+                )
+        for layer in self._layers:
+            if layer.loop != loop:
+                layer.loop = loop
+                layer.fresh()
 
-    def _chain(self) -> list[AsyncExecutor[Any]]:
-        """This executor and those inside it, outermost first."""
-        chain: list[AsyncExecutor[Any]] = []
-        executor: AsyncExecutor[Any] | None = self
-        while executor is not None:
-            chain.append(executor)
-            executor = executor._delegate
-        return chain
+    def _foreign(self, held: object, caller: Loop) -> RuntimeError:
+        """The error of a run or block on ``caller`` while the chain is held by
+        the loop ``held``."""
+        assert isinstance(held, Loop)
+        where = (
+            "another thread"
+            if held.thread != caller.thread
+            else "another event loop of the same thread"
+        )
+        return RuntimeError(
+            f"async executor {self.name!r} serves the event loop of thread "
+            f"{held.thread} (a block or a run holds it there); called from "
+            f"{where}: one executor serves one event loop at a time"
+        )
 
-    def _polls(self) -> list[Poll]:
-        """The poll layers of the chain, outermost first."""
-        return [e._layer for e in self._chain() if isinstance(e._layer, Poll)]
+    @overload
+    def map(
+        self: AsyncExecutor[SameResult],
+        fn: Callable[..., Awaitable[T]],
+        *iterables: Iterable[Any],
+        buffersize: int | None = None,
+    ) -> AsyncMap[T]: ...
 
-    def _needs_loop(self) -> bool:
-        """Whether a poll layer of the chain has no poll loop running."""
-        return any(not poll.started for poll in self._polls())
+    @overload
+    def map(
+        self: AsyncExecutor[SameResult],
+        fn: Callable[..., T],
+        *iterables: Iterable[Any],
+        buffersize: int | None = None,
+    ) -> AsyncMap[T]: ...
+
+    @overload
+    def map(
+        self,
+        fn: Callable[..., object],
+        *iterables: Iterable[Any],
+        buffersize: int | None = None,
+    ) -> AsyncMap[R]: ...
+
+    def map(
+        self,
+        fn: Callable[..., Any],
+        *iterables: Iterable[Any],
+        buffersize: int | None = None,
+    ) -> AsyncMap[Any]:
+        """Run ``fn`` on each set of arguments taken from ``iterables`` (as
+        :func:`map` does), at most ``buffersize`` runs ahead of the consumer,
+        the results in the order of the inputs::
+
+            async with executor.map(fetch, urls, buffersize=10) as results:
+                async for page in results:
+                    ...
+
+        Leaving the ``async with`` block cancels the runs left (breaking out of
+        the loop early, or an exception). The async twin of ``Executor.map``
+        with Python 3.14's ``buffersize``; a ``timeout`` is a cancel scope
+        around the block (``anyio.fail_after``).
+
+        Args:
+            fn: a coroutine function or a plain function, as :meth:`run` takes.
+            iterables: the arguments, one iterable per parameter of ``fn``,
+                read lazily as the runs start.
+            buffersize: keyword-only, an ``int`` >= 1: at most so many runs
+                started and not yet taken by the consumer; ``None``: every
+                input at once.
+
+        Returns:
+            An :class:`AsyncMap`: an async context manager whose value is an
+            async iterator of the results, each of which raises instead the
+            exception of its run.
+
+        Raises:
+            TypeError: ``fn`` is not callable, ``buffersize`` is not an ``int``.
+            ValueError: ``buffersize`` is below 1.
+
+        .. versionadded:: 0.2.0
+        """
+        check_callable("fn", fn)
+        if buffersize is not None:
+            check_count("buffersize", buffersize)
+        return AsyncMap(self, fn, iterables, buffersize)
 
     # -- the block -------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        """Start the poll loops of the chain in a task group of this executor.
+        """Start the poll loops of the chain in a task group of this executor,
+        each layer of the chain from a fresh state.
 
         Raises:
-            RuntimeError: the block was entered before (an executor is entered
-                once), or a poll layer of the chain was started by another block.
+            RuntimeError: the executor is in its block already; a poll layer of
+                the chain is in another block; or a block or a run holds the
+                chain to the event loop of another thread.
         """
-        if self._group is not None or self._closed:
-            raise RuntimeError(f"async executor {self.name!r} was started before")
-        polls = self._polls()
-        if any(poll.started for poll in polls):
+        if self._group is not None:
+            raise RuntimeError(
+                f"async executor {self.name!r} is in its 'async with' block "
+                "already (an executor is in one block at a time)"
+            )
+        loop = current_loop()
+        for layer in self._layers:
+            if layer.loop != loop and layer.busy():
+                raise self._foreign(layer.loop, loop)
+        if any(poll.blocks for poll in self._polls):
             raise RuntimeError(
                 f"a poll layer of async executor {self.name!r} was started by "
                 "another block"
             )
+        for layer in self._layers:
+            if not layer.busy():
+                layer.loop = loop
+                layer.fresh()
+            layer.blocks += 1
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
-        for poll in polls:
-            poll.started = True
-            group.start_soon(poll.driver.loop, name=f"poll loop {poll.driver.name}")
+        for poll in self._polls:
+            scope = anyio.CancelScope()
+            self._loops.append(scope)
+            group.start_soon(
+                _poll_loop, scope, poll.driver, name=f"poll loop {poll.driver.name}"
+            )
         return self
 
     async def __aexit__(
@@ -203,30 +350,67 @@ class AsyncExecutor(Generic[R]):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        """Refuse new runs; wait for the runs under way (unless the block is left
-        by an exception); stop the poll loops (a run they still polled then fails
-        with ``RuntimeError``)."""
-        self._closed = True
+        """Refuse new runs; wait for the runs under way through the chain (unless
+        the block is left by an exception); stop the poll loops (a run they
+        still polled then fails with ``RuntimeError``). The body's exception
+        leaves the block as it was raised; if a poll loop failed too, both leave
+        it in a ``BaseExceptionGroup``."""
         group = self._group
         assert group is not None
-        raised: BaseException | None = None
+        self._closing = True
+        for poll in self._polls:
+            poll.closing = True
+        cancelled: BaseException | None = None
         try:
-            if exc_type is None:
-                while self._runs:
-                    self._idle = anyio.Event()
-                    await self._idle.wait()
-        except BaseException as error:  # cancelled while waiting: the group ends
-            raised = error
-            exc_type, exc, tb = type(error), error, error.__traceback__
-        group.cancel_scope.cancel()
-        for executor in self._chain():  # a run through an inner one is refused too
-            executor._closed = True
-            if isinstance(executor._layer, Poll):
-                executor._layer.close()
-        suppressed = await group.__aexit__(exc_type, exc, tb)
-        if raised is not None and not suppressed:
-            raise raised
-        return suppressed
+            if exc is None:
+                await self._wait_for_runs()
+        except BaseException as error:  # cancelled while waiting
+            cancelled = exc = error
+        for scope in self._loops:
+            scope.cancel()
+        failed: BaseException | None = None
+        try:
+            await group.__aexit__(None, None, None)
+        except BaseException as error:  # a poll loop failed
+            failed = error
+        finally:
+            self._end_block()
+        if failed is None:
+            if cancelled is not None:
+                raise cancelled
+            return None
+        if exc is None or isinstance(exc, anyio.get_cancelled_exc_class()):
+            raise failed  # (the body was cancelled by the group, or not at all)
+        leaves = (
+            list(failed.exceptions)
+            if isinstance(failed, BaseExceptionGroup)
+            else [failed]
+        )
+        raise BaseExceptionGroup(
+            f"the body of the 'async with' block of async executor {self.name!r} "
+            "and its poll loop failed",
+            [exc, *leaves],
+        )
+
+    async def _wait_for_runs(self) -> None:
+        """Wait until no run is under way through any layer of the chain."""
+        for layer in self._layers:
+            while layer.runs:
+                if layer.idle is None:
+                    layer.idle = anyio.Event()
+                await layer.idle.wait()
+
+    def _end_block(self) -> None:
+        """The block has ended: fail what its poll loops still polled; the chain
+        is free to serve another block, or loop."""
+        for poll in self._polls:
+            poll.stopped()
+            poll.closing = False
+        for layer in self._layers:
+            layer.blocks -= 1
+        self._loops.clear()
+        self._group = None
+        self._closing = False
 
     # -- stats -----------------------------------------------------------------------
 
@@ -380,15 +564,46 @@ class AsyncExecutor(Generic[R]):
         return AsyncExecutor(self, name or self.name, Throttle(count))
 
     def with_rate_limit(
-        self, max_calls: int, period: float = 1.0, name: str | None = None
+        self,
+        max_calls: int,
+        period: float = 1.0,
+        logger: logging.Logger | None = None,
+        name: str | None = None,
+        *,
+        adaptive: bool = False,
+        too_many: Callable[[BaseException], object] | None = None,
+        decrease_factor: float = 0.5,
+        increase: float = 1.0,
+        max_pause: float = 300.0,
     ) -> AsyncExecutor[R]:
         """At most ``max_calls`` runs start in any ``period`` seconds; the others
         wait (an anyio sleep) for the window to let them.
 
+        With ``adaptive=True`` the limit follows what the service says, as
+        :class:`~fluent_executors.RateLimitExecutor`'s does: a run that fails
+        with an exception ``too_many`` classifies as "too many requests" cuts
+        the rate to ``decrease_factor`` times itself (at most once per period),
+        and its ``Retry-After`` hint pauses every start (at most ``max_pause``
+        seconds); each run that succeeds raises the rate by ``increase / rate``,
+        back up to ``max_calls``. The failed runs are not retried here: chain
+        ``with_retry`` outside.
+
         Args:
             max_calls: an ``int`` >= 1.
             period: seconds, finite and > 0.
+            logger: where to log a cut of the rate and a ``too_many`` that
+                raises; default ``logging.getLogger("fluent_executors.aio")``.
             name: the layer's name; default this executor's.
+            adaptive: keyword-only; adapt the rate to the "too many" failures.
+            too_many: keyword-only, with ``adaptive``; ``too_many(exception) ->
+                bool`` (default: a 429 or 503 status, or a ``Retry-After``
+                hint).
+            decrease_factor: keyword-only, with ``adaptive``; between 0 and 1
+                excluded.
+            increase: keyword-only, with ``adaptive``; calls per period that a
+                period's worth of successes adds (``float`` >= 0).
+            max_pause: keyword-only, with ``adaptive``; the longest pause, in
+                seconds, that a hint makes.
 
         Returns:
             A new ``AsyncExecutor[R]``.
@@ -397,7 +612,18 @@ class AsyncExecutor(Generic[R]):
             TypeError, ValueError: as :class:`~fluent_executors.RateLimitExecutor`.
         """
         seconds = check_rate(max_calls, period)
-        return AsyncExecutor(self, name or self.name, RateLimit(max_calls, seconds))
+        settings = check_adaptive(
+            adaptive, too_many, decrease_factor, increase, max_pause
+        )
+        layer_name = name or self.name
+        rate = AdaptiveRate(
+            max_calls,
+            seconds,
+            settings,
+            f"async rate limit executor {layer_name!r}",
+            ContainedLogger(logger or logging.getLogger("fluent_executors.aio")),
+        )
+        return AsyncExecutor(self, layer_name, RateLimit(rate))
 
     def with_map(
         self,

@@ -2,7 +2,12 @@
 at the bottom, which call the function (inline, thread pool), and one per chain
 method. An :class:`~fluent_executors.aio.AsyncExecutor` holds one of them and
 hands it the run as ``call``: the function itself (its arguments bound) at the
-bottom, else a coroutine function that runs the layers inside."""
+bottom, else a coroutine function that runs the layers inside.
+
+A layer serves one event loop at a time: the executors whose chain holds it count
+on it the runs under way through it and the blocks open around it, and make it
+start afresh (:meth:`Layer.fresh`: limiters, windows, clocks) as a new block
+begins or another loop takes it up."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..adaptive import AdaptiveRate
 from ..logging import ContainedLogger
 from ..poll.descriptor import PollDescriptor, PollFuture
 from ..retry_policy import RetryPolicy, ask_policy, success_is_final
@@ -39,6 +45,20 @@ class Layer:
 
     kind = "async"  # the kind of its executor's stats()
 
+    def __init__(self) -> None:
+        self.loop: object = None  # the event loop it serves (executor.Loop)
+        self.runs = 0  # runs under way through it
+        self.blocks = 0  # blocks open around it
+        self.idle: anyio.Event | None = None  # set as its last run ends
+
+    def busy(self) -> bool:
+        """Whether a run or a block holds it to its event loop."""
+        return bool(self.runs or self.blocks)
+
+    def fresh(self) -> None:
+        """Start afresh (a new block, or another event loop): drop what belongs
+        to an event loop."""
+
     async def run(self, call: Callable[[], Any]) -> Any:
         """Run ``call`` (the function, or the layers inside) as this layer does,
         and return what the run returns."""
@@ -52,36 +72,42 @@ class Inline(Layer):
         return await call_maybe_async(call)
 
 
-class _Limiter:
-    """An ``anyio.CapacityLimiter`` of ``total`` tokens, made on the event loop at
-    its first use (anyio makes one only inside a loop)."""
+class _Limited(Layer):
+    """A layer with an ``anyio.CapacityLimiter`` of ``total`` tokens, made on the
+    event loop at its first use (anyio makes one only inside a loop), anew for
+    each block or loop."""
 
     def __init__(self, total: int) -> None:
-        self.total = total
+        super().__init__()
+        self._total = total
         self._limiter: anyio.CapacityLimiter | None = None
 
-    def get(self) -> anyio.CapacityLimiter:
+    def limiter(self) -> anyio.CapacityLimiter:
         if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.total)
+            self._limiter = anyio.CapacityLimiter(self._total)
         return self._limiter
 
+    def fresh(self) -> None:
+        self._limiter = None
 
-class ThreadPool(Layer):
+
+class ThreadPool(_Limited):
     kind = "threadpool"
 
-    def __init__(self, max_workers: int) -> None:
-        self._limiter = _Limiter(max_workers)
-
     async def run(self, call: Callable[[], Any]) -> Any:
-        return await anyio.to_thread.run_sync(call, limiter=self._limiter.get())
+        return await anyio.to_thread.run_sync(call, limiter=self.limiter())
 
 
 class Poll(Layer):
     kind = "poll"
 
     def __init__(self, driver: AsyncPollDriver) -> None:
+        super().__init__()
         self.driver = driver
-        self.started = False  # its loop runs in a block
+        self.closing = False  # the block of its loop is ending: no new run
+
+    def fresh(self) -> None:
+        self.driver.reset()
 
     async def run(self, call: Callable[[], Any]) -> Any:
         result = await call()
@@ -101,7 +127,7 @@ class Poll(Layer):
             raise
         return future.result()
 
-    def close(self) -> None:
+    def stopped(self) -> None:
         """The poll loop has stopped: fail what it still polled."""
         error = RuntimeError(
             f"the 'async with' block of async executor {self.driver.name!r} ended "
@@ -116,6 +142,7 @@ class Retry(Layer):
     def __init__(
         self, name: str, policy: RetryPolicy, logger: logging.Logger | None
     ) -> None:
+        super().__init__()
         self._name = name
         self._policy = policy
         self._logger = ContainedLogger(
@@ -161,6 +188,7 @@ class Timeout(Layer):
     kind = "timeout"
 
     def __init__(self, timeout: float) -> None:
+        super().__init__()
         self._timeout = timeout
 
     async def run(self, call: Callable[[], Any]) -> Any:
@@ -168,42 +196,62 @@ class Timeout(Layer):
             return await call()
 
 
-class Throttle(Layer):
+class Throttle(_Limited):
     kind = "throttle"
 
-    def __init__(self, count: int) -> None:
-        self._limiter = _Limiter(count)
-
     async def run(self, call: Callable[[], Any]) -> Any:
-        async with self._limiter.get():
+        async with self.limiter():
             return await call()
 
 
 class RateLimit(Layer):
     kind = "ratelimit"
 
-    def __init__(self, max_calls: int, period: float) -> None:
-        self._max_calls = max_calls
-        self._period = period
+    def __init__(self, rate: AdaptiveRate) -> None:
+        super().__init__()
+        self._rate = rate  # its limit and pause; adaptive or not
         self._starts: deque[float] = deque()  # of the window, oldest first
 
+    def fresh(self) -> None:
+        self._starts.clear()  # times of another loop's clock
+        self._rate.reset()
+
     async def run(self, call: Callable[[], Any]) -> Any:
-        starts = self._starts
+        starts, rate, period = self._starts, self._rate, self._rate.period
         while True:
             now = anyio.current_time()
-            while starts and starts[0] <= now - self._period:
+            while starts and starts[0] <= now - period:
                 starts.popleft()
-            if len(starts) < self._max_calls:
+            if now < rate.paused_until:  # a Retry-After pause (adaptive)
+                await anyio.sleep(rate.paused_until - now)
+                continue
+            limit = rate.limit
+            if len(starts) < limit:
                 break
-            await anyio.sleep(starts[0] + self._period - now)
+            # When enough starts have left the window for one more (the oldest,
+            # unless adaptive cut the limit).
+            await anyio.sleep(starts[len(starts) - limit] + period - now)
         starts.append(now)
-        return await call()
+        if rate.settings is None:
+            return await call()
+        try:
+            result = await call()
+        except anyio.get_cancelled_exc_class():
+            raise
+        except Exception as error:  # the run's: "too many"?
+            too_many, pause = rate.classify(error)
+            if too_many and rate.cut(anyio.current_time(), pause):
+                rate.report_cut(rate.rate, pause)
+            raise
+        rate.succeeded()
+        return result
 
 
 class Map(Layer):
     kind = "map"
 
     def __init__(self, fn: Callable[[Any], Any]) -> None:
+        super().__init__()
         self._fn = fn
 
     async def run(self, call: Callable[[], Any]) -> Any:
