@@ -36,8 +36,7 @@ Everything public is importable from here::
     from fluent_executors import Executors, PollDescriptor
 """
 
-from types import CodeType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .executors import Executors as Executors
 
@@ -190,55 +189,12 @@ _module_of: dict[str, str] = {}  # each name of the imports above: its module
 def _public_modules() -> dict[str, str]:
     """Each public name but ``Executors`` and ``__version__``, and the module that
     defines it: what the ``TYPE_CHECKING`` imports above say, read once from this
-    module's source, or from its compiled code in an install without the source
-    (``.pyc`` files only, as in a PyInstaller bundle)."""
+    module's source, or from its compiled code where there is no source."""
     if not _module_of:
-        loader: Any = __spec__.loader  # mostly an importlib.abc.InspectLoader
-        if hasattr(loader, "get_source"):
-            source = loader.get_source(__name__)  # None without the source
-        else:  # pytest's, which rewrites the assertions of a plugin's .py file
-            with open(__file__, encoding="utf-8") as file:
-                source = file.read()
-        if source is not None:
-            _module_of.update(_imports_in_source(source))
-        else:
-            _module_of.update(_imports_in_code(loader.get_code(__name__)))
+        from _fluent_executors.public import type_checking_imports
+
+        _module_of.update(type_checking_imports(__spec__))
     return _module_of
-
-
-def _imports_in_source(source: str) -> dict[str, str]:
-    """The names the ``if`` block of ``source`` imports, and their modules."""
-    import ast
-
-    (block,) = [node for node in ast.parse(source).body if isinstance(node, ast.If)]
-    found: dict[str, str] = {}
-    for node in block.body:
-        assert isinstance(node, ast.ImportFrom)
-        module = "." * node.level + str(node.module)
-        found.update(dict.fromkeys((alias.name for alias in node.names), module))
-    return found
-
-
-def _imports_in_code(code: CodeType) -> dict[str, str]:
-    """The names the ``if TYPE_CHECKING`` block of the module ``code`` imports, and
-    their modules, read from its instructions: on every Python, ``from .m import
-    a as a, b as b`` is ``level, ("a", "b"), IMPORT_NAME m``, then one IMPORT_FROM a
-    name; the block is what the jump after ``TYPE_CHECKING`` skips."""
-    import dis
-
-    steps = [i for i in dis.get_instructions(code) if i.opname != "EXTENDED_ARG"]
-    test = next(
-        n
-        for n, step in enumerate(steps)
-        if step.opname == "LOAD_NAME" and step.argval == "TYPE_CHECKING"
-    )
-    jump = next(s for s in steps[test:] if s.opcode in {*dis.hasjrel, *dis.hasjabs})
-    found: dict[str, str] = {}
-    for n, step in enumerate(steps):
-        if step.opname == "IMPORT_NAME" and jump.offset < step.offset < jump.argval:
-            level, names = steps[n - 2].argval, steps[n - 1].argval
-            found.update(dict.fromkeys(names, "." * level + step.argval))
-    return found
 
 
 def __getattr__(name: str) -> object:
