@@ -26,6 +26,12 @@ T = TypeVar("T")
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
 
 
+def example_asyncio(delegate: Executor, **kwargs: Any) -> AsyncioExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_asyncio(delegate, **kwargs)
+
+
 @pytest.fixture
 def thread_pool() -> Iterator[Executor]:
     with Executors.thread_pool(max_workers=2, name="aio") as executor:

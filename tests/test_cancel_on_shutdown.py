@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from concurrent.futures import CancelledError, wait
+from concurrent.futures import CancelledError, Executor, wait
+from typing import Any
 
 import pytest
 from wrapper_doubles import (
@@ -17,6 +18,14 @@ from wrapper_doubles import (
 )
 
 from fluent_executors import CancelOnShutdownExecutor, Executors
+
+
+def example_cancel_on_shutdown(
+    delegate: Executor, **kwargs: Any
+) -> CancelOnShutdownExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_cancel_on_shutdown(delegate, **kwargs)
 
 
 def ident(value: int) -> int:

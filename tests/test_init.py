@@ -4,9 +4,11 @@ every public name is there on first use, from its module (PEP 562)."""
 from __future__ import annotations
 
 import ast
+import compileall
 import importlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +79,27 @@ def run_python(code: str, **environment: str) -> str:
 # concurrent.futures`` imports on the Python at hand (3.14's, through logging,
 # imports dataclasses and inspect itself).
 HEAVY_MODULES = ("asyncio", "multiprocessing", "dataclasses", "inspect")
+
+
+def test_every_public_name_is_found_without_the_source(tmp_path: Path) -> None:
+    # An install of compiled files only (a PyInstaller bundle, a wheel of .pyc
+    # files): __getattr__ reads the TYPE_CHECKING imports from the compiled code.
+    for package in ("fluent_executors", "_fluent_executors"):
+        source = Path(importlib.import_module(package).__file__ or "").parent
+        shutil.copytree(source, tmp_path / package)
+    compileall.compile_dir(tmp_path, legacy=True, quiet=1)  # x.pyc beside x.py
+    for path in (tmp_path / "fluent_executors").rglob("*.py"):
+        path.unlink()
+    code = (
+        f"import sys; sys.path.insert(0, {str(tmp_path)!r}); "
+        "from fluent_executors import PollExecutor, retry_after, FluentExecutor; "
+        "import fluent_executors as fe; "
+        "print(fe.__file__.endswith('.pyc'), "
+        "fe.__spec__.loader.get_source(fe.__name__), PollExecutor.__name__, "
+        "sorted(fe._public_modules().items()))"
+    )
+    expected = f"True None PollExecutor {sorted(type_checking_imports().items())}"
+    assert run_python(code) == expected
 
 
 def test_importing_the_package_imports_the_facade_only() -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import random
 import threading
-from concurrent.futures import CancelledError, Future, wait
+from concurrent.futures import CancelledError, Executor, Future, wait
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -18,7 +19,24 @@ from wrapper_doubles import (
     raise_,
 )
 
-from fluent_executors import TRACE, Executors, FlatMapExecutor, MapExecutor
+from fluent_executors import TRACE, Executors, FlatMapExecutor, MapExecutor, f_return
+
+
+def example_map(delegate: Executor, **kwargs: Any) -> MapExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_map(delegate, same, **kwargs)
+
+
+def example_flat_map(delegate: Executor, **kwargs: Any) -> FlatMapExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_flat_map(delegate, f_return, **kwargs)
+
+
+def same(value: object) -> object:
+    """The function of a map that changes nothing."""
+    return value
 
 
 def double(value: int) -> int:

@@ -19,7 +19,7 @@ from typing import Any
 
 import metrics_workload
 import pytest
-from wrapper_doubles import EXAMPLES, examples
+from wrapper_doubles import examples
 
 from _fluent_executors import metrics as _metrics
 from _fluent_executors.metrics import ENV_VAR
@@ -228,7 +228,7 @@ def _wrap(kind: str, name: str) -> Callable[[], Executor]:
         return lambda: Executors.process_pool(1, **base)
     if kind == "sync":
         return lambda: Executors.sync(**base)
-    wrap = EXAMPLES[kind]
+    wrap = examples()[kind]
     return lambda: wrap(Executors.sync(name=name))  # the wrapper takes its name
 
 

@@ -34,6 +34,18 @@ from fluent_executors import Executors, PollDescriptor, PollExecutor
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
 
 
+def example_poll(delegate: Executor, **kwargs: Any) -> PollExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_poll(delegate, resolve_all, **kwargs)
+
+
+def resolve_all(descriptors: list[PollDescriptor[Any]]) -> None:
+    """A poll function that resolves every future with its delegate's result."""
+    for descriptor in descriptors:
+        descriptor.yield_result()
+
+
 class Remote:
     """A scripted remote system and its poll function.
 

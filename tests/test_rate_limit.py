@@ -6,7 +6,8 @@ import logging
 import random
 import threading
 import time
-from concurrent.futures import wait
+from concurrent.futures import Executor, wait
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -24,6 +25,12 @@ from fluent_executors import Executors, RateLimitExecutor, ThreadPoolExecutor
 from fluent_executors.testing import virtual_time
 
 LONG = 60.0  # seconds: a period that never ends within a test
+
+
+def example_rate_limit(delegate: Executor, **kwargs: Any) -> RateLimitExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_rate_limit(delegate, 100, **kwargs)
 
 
 def ident(value: int) -> int:

@@ -32,6 +32,12 @@ from fluent_executors import retry as retry_module
 from fluent_executors.testing import ManualExecutor, virtual_time
 
 
+def example_retry(delegate: Executor, **kwargs: Any) -> RetryExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_retry(delegate, sleep=0.001, **kwargs)
+
+
 class Flaky:
     """A callable that raises ``error`` for its first ``failures`` calls."""
 

@@ -10,22 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from wrapper_doubles import EXAMPLES
+from wrapper_doubles import examples, wrapper_classes
 
 import fluent_executors as fe
 from fluent_executors import BoundCallable, Executors, FluentExecutor
 
-# Every wrapper class, by its kind: its chain method is with_<kind>, and the class
-# is what the chain method returns.
-CHAIN_METHODS = sorted(
-    name for name in vars(FluentExecutor) if name.startswith("with_")
-)
-CLASSES: dict[str, type[Any]] = {
-    name.removeprefix("with_"): getattr(
-        fe, inspect.signature(getattr(FluentExecutor, name)).return_annotation[:-3]
-    )
-    for name in CHAIN_METHODS
-}
+CLASSES = wrapper_classes()
+CHAIN_METHODS = sorted(f"with_{kind}" for kind in CLASSES)
 
 # more-executors 2.11.4's positional arguments after the delegate.
 MORE_EXECUTORS_ORDER = {
@@ -90,10 +81,11 @@ def test_every_with_method_has_its_classs_parameters(kind: str) -> None:
 
 def test_the_facade_has_every_wrapper_and_the_tests_build_each() -> None:
     assert {n for n in vars(Executors) if n.startswith("with_")} == set(CHAIN_METHODS)
-    assert set(EXAMPLES) == set(CLASSES)
+    built = examples()  # raises LookupError for a wrapper without an example
+    assert set(built) == set(CLASSES)
     for kind, cls in CLASSES.items():
         assert issubclass(cls, FluentExecutor)
-        with EXAMPLES[kind](Executors.sync(name="base")) as executor:
+        with built[kind](Executors.sync(name="base")) as executor:
             assert (type(executor), executor.name) == (cls, "base")
             assert executor.stats().kind == kind
 

@@ -28,6 +28,12 @@ from _fluent_executors.stdlib_compat import LOCK_FREE
 from fluent_executors import Executors, ThrottleExecutor, throttle
 
 
+def example_throttle(delegate: Executor, **kwargs: Any) -> ThrottleExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_throttle(delegate, 2, **kwargs)
+
+
 def ident(value: int) -> int:
     return value
 

@@ -12,7 +12,8 @@ import time
 import traceback
 import warnings
 from collections.abc import Iterator
-from concurrent.futures import CancelledError, Future, wait
+from concurrent.futures import CancelledError, Executor, Future, wait
+from typing import Any
 
 import pytest
 from scheduler_leftovers import pending_callbacks
@@ -30,6 +31,12 @@ from fluent_executors import (
     f_timeout,
 )
 from fluent_executors.testing import ManualExecutor, virtual_time
+
+
+def example_timeout(delegate: Executor, **kwargs: Any) -> TimeoutExecutor[Any]:
+    """One way to build it, which the tests of every wrapper run
+    (``wrapper_doubles.examples``)."""
+    return Executors.with_timeout(delegate, 60.0, **kwargs)
 
 
 @pytest.fixture

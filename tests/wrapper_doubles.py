@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, InvalidStateError
 from typing import Any
 
-from fluent_executors import Executors, PollDescriptor, f_return
+import fluent_executors
+from fluent_executors import BoundCallable, FluentExecutor
 from fluent_executors.testing import ManualExecutor
 
 __all__ = [
-    "EXAMPLES",
     "TIMEOUT",
     "BrokenSubmitExecutor",
     "ManualExecutor",
     "examples",
     "invalid_state_errors",
     "raise_",
-    "resolve_all",
-    "same",
+    "wrapper_classes",
 ]
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
@@ -56,36 +57,42 @@ def invalid_state_errors(records: list[logging.LogRecord]) -> list[str]:
     ]
 
 
-def resolve_all(descriptors: list[PollDescriptor[Any]]) -> None:
-    """A poll function that resolves every future with its delegate's result."""
-    for descriptor in descriptors:
-        descriptor.yield_result()
-
-
-def same(value: object) -> object:
-    """The function of a map that changes nothing."""
-    return value
-
-
-# One way to build each wrapper on a delegate, by its kind (its chain method is
-# with_<kind>), for the tests that run every wrapper: the keyword arguments given
-# (logger=, name=) are passed on. tests/test_signatures.py checks that it has every
-# wrapper class, so a new one is tested by them all.
-EXAMPLES: dict[str, Callable[..., Any]] = {
-    "poll": lambda d, **kw: Executors.with_poll(d, resolve_all, **kw),
-    "retry": lambda d, **kw: Executors.with_retry(d, sleep=0.001, **kw),
-    "timeout": lambda d, **kw: Executors.with_timeout(d, 60.0, **kw),
-    "map": lambda d, **kw: Executors.with_map(d, same, **kw),
-    "flat_map": lambda d, **kw: Executors.with_flat_map(d, f_return, **kw),
-    "throttle": lambda d, **kw: Executors.with_throttle(d, 2, **kw),
-    "rate_limit": lambda d, **kw: Executors.with_rate_limit(d, 100, **kw),
-    "cancel_on_shutdown": lambda d, **kw: Executors.with_cancel_on_shutdown(d, **kw),
-    "asyncio": lambda d, **kw: Executors.with_asyncio(d, **kw),
-}
+def wrapper_classes() -> dict[str, type[Any]]:
+    """Every wrapper class, by its kind: its chain method is ``with_<kind>`` on
+    ``FluentExecutor``, and the class is what that method returns."""
+    return {
+        name.removeprefix("with_"): getattr(
+            fluent_executors,
+            inspect.signature(getattr(FluentExecutor, name)).return_annotation[:-3],
+        )
+        for name in sorted(vars(FluentExecutor))
+        if name.startswith("with_")
+    }
 
 
 def examples(*, concurrent: bool = False) -> dict[str, Callable[..., Any]]:
-    """:data:`EXAMPLES`; with ``concurrent``, only the wrappers whose futures are
-    :class:`concurrent.futures.Future` objects (not asyncio's, whose wrapper
-    ``BoundCallable`` has no method for)."""
-    return {k: v for k, v in EXAMPLES.items() if k != "asyncio" or not concurrent}
+    """One way to build each wrapper on a delegate, by its kind, for the tests that
+    run every wrapper: ``example_<kind>(delegate, **kwargs)`` of the wrapper's test
+    module, ``tests/test_<module>.py`` for a class defined in
+    ``fluent_executors.<module>``; the keyword arguments (``logger=``, ``name=``)
+    are passed on. With ``concurrent``, only the wrappers ``BoundCallable`` has a
+    method for: those whose futures are :class:`concurrent.futures.Future` objects.
+
+    Raises:
+        LookupError: a wrapper has no example, so the tests of every wrapper would
+            miss it.
+    """
+    found = {}
+    for kind, cls in wrapper_classes().items():
+        module = "test_" + cls.__module__.rpartition(".")[2]
+        try:
+            build = getattr(importlib.import_module(module), f"example_{kind}")
+        except (ModuleNotFoundError, AttributeError) as error:
+            raise LookupError(
+                f"tests/{module}.py has no example_{kind}(delegate, **kwargs): one "
+                f"way to build {cls.__name__}, which the tests of every wrapper run "
+                "(docs/contributing.rst, Adding a wrapper)"
+            ) from error
+        if not concurrent or hasattr(BoundCallable, f"with_{kind}"):
+            found[kind] = build
+    return found

@@ -42,7 +42,8 @@
 #   logging                         the contained logger; per-future records (TRACE)
 #   stdlib_compat public            what is read of CPython beyond its API: private
 #                                   names, its version, its GIL (the portable mode);
-#                                   the public module of what private ones define
+#                                   the public module of what private ones define,
+#                                   and the lazy names of the public package
 #
 # No module here imports a public one (fluent_executors.*) at module level; in a
 # function, only fluent.py's chain methods and bind() do, importing the wrapper

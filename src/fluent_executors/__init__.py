@@ -195,18 +195,12 @@ _module_of: dict[str, str] = {}  # each name of the imports above: its module
 
 def _public_modules() -> dict[str, str]:
     """Each public name but ``Executors`` and ``__version__``, and the module that
-    defines it: what the ``TYPE_CHECKING`` imports above say, read from this file
-    once (with :mod:`ast`, imported then)."""
+    defines it: what the ``TYPE_CHECKING`` imports above say, read once from this
+    module's source, or from its compiled code where there is no source."""
     if not _module_of:
-        import ast
+        from _fluent_executors.public import type_checking_imports
 
-        with open(__file__, encoding="utf-8") as source:
-            tree = ast.parse(source.read())
-        (block,) = [node for node in tree.body if isinstance(node, ast.If)]
-        for node in block.body:
-            assert isinstance(node, ast.ImportFrom)
-            module = "." * node.level + str(node.module)
-            _module_of.update(dict.fromkeys((a.name for a in node.names), module))
+        _module_of.update(type_checking_imports(__spec__))
     return _module_of
 
 
