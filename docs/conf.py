@@ -56,7 +56,8 @@ nitpicky = True
 nitpick_ignore_regex = [
     (
         r"py:.*",
-        r"(asyncio|collections\.abc|concurrent\.futures|logging|threading|types"
+        r"(asyncio|collections\.abc|concurrent\.futures|json|logging|os|sqlite3"
+        r"|threading|time|types"
         r"|typing|typing_extensions|distributed|anyio)(\..*)?|Executor|Future"
         r"|TaskGroup|Self|P\.args|P\.kwargs",
     ),
@@ -119,7 +120,7 @@ def _public_bases(base: Any) -> list[Any]:
     values = dict(zip(params, typing.get_args(base) or params, strict=True))
     return [
         public
-        for parent in cls.__orig_bases__
+        for parent in getattr(cls, "__orig_bases__", cls.__bases__)
         if typing.get_origin(parent) is not typing.Generic
         for public in _public_bases(
             parent[tuple(values[v] for v in parent.__parameters__)]

@@ -123,6 +123,7 @@ def test_the_public_package_holds_public_modules_only() -> None:
 # The poll package's modules, each importing only from those after it.
 POLL_LAYERS = [
     "thread",
+    "keeper",
     "driver",
     "reports",
     "descriptor",

@@ -17,7 +17,12 @@ import fluent_executors
 from _fluent_executors import public as _public
 from fluent_executors import Executors
 
-PACKAGES = ["fluent_executors", "fluent_executors.futures", "fluent_executors.aio"]
+PACKAGES = [
+    "fluent_executors",
+    "fluent_executors.futures",
+    "fluent_executors.aio",
+    "fluent_executors.stores",
+]
 
 
 def _public_objects() -> list[tuple[str, object]]:

@@ -21,28 +21,27 @@ def reattach() -> Iterator[ModuleType]:
 
 
 @pytest.mark.parametrize(("tasks", "stop_after"), [(20, 8), (5, 0), (5, 5)])
-def test_every_task_resolves_once_published_after_a_restart(
+def test_every_task_resolves_once_published_after_a_crash(
     reattach: ModuleType, tmp_path: Path, tasks: int, stop_after: int
 ) -> None:
-    results, most = reattach.run(tasks, stop_after, tmp_path / "tasks.db")
+    results, most = reattach.run(tasks, stop_after, tmp_path)
 
     assert results == {f"payload-{i}": f"PAYLOAD-{i}" for i in range(tasks)}
     assert most == 1
 
 
-def test_the_restart_attaches_the_stored_tasks_without_publishing(
+def test_the_restart_resumes_the_stored_tasks_without_publishing(
     reattach: ModuleType, tmp_path: Path
 ) -> None:
-    service = reattach.FakeService()
-    payloads = [f"p{i}" for i in range(6)]
-    store = tmp_path / "tasks.db"
-    reattach.first_run(service, store, payloads, 4)
-    assert sum(service.publishes.values()) == 4
+    payloads = [f"payload-{i}" for i in range(6)]
+    reattach.first_run(tmp_path, 4)
+    service = reattach.FakeService(tmp_path / "service.db")
+    assert sum(service.publishes().values()) == 4
 
-    reattach.second_run(service, store, payloads)
+    reattach.second_run(tmp_path, payloads)
 
-    assert sorted(service.publishes) == payloads
-    assert set(service.publishes.values()) == {1}
+    assert service.publishes() == dict.fromkeys(payloads, 1)
+    service.close()
 
 
 def test_main_prints_a_summary(

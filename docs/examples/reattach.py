@@ -1,23 +1,26 @@
-"""Re-attach to remote tasks after a restart (docs/poll.rst, "Re-attaching after a
-restart").
+"""Pick remote tasks up again after a crash (docs/durable.rst; docs/poll.rst,
+"Re-attaching after a restart").
 
-A first process publishes tasks to a remote service and stores each task's
-identifier in a sqlite file as soon as the publish returns. It stops mid-run,
-after ``--stop-after`` tasks are stored, leaving the remote tasks running. A second
-process reads the file, re-attaches a future to every stored task with
-``PollExecutor.attach`` (nothing is published again) and publishes only the
-payloads that were never stored. It ends with every task resolved, each published
-exactly once.
+A first process publishes tasks to a remote service through a poll executor whose
+store is an SQLite file: each task's identifier is written there before it is
+polled. Once ``--stop-after`` tasks are stored, the process is killed
+(``SIGKILL``), leaving the remote tasks running. A second process, under the same
+owner, calls ``resume()``: it gets a future for every stored task (nothing is
+published again), publishes only the payloads it has no record of, and ends with
+every task resolved, each published exactly once. Each process records the
+results it gets in a file of its own (``results.db``), as a real program would.
 
-The remote service is an in-process fake so that the example runs anywhere:
+The remote service is a fake kept in a third SQLite file, so that it outlives
+the processes using it, as a real service does:
 ``python docs/examples/reattach.py --tasks 20 --stop-after 8``.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 from concurrent.futures import Future
@@ -25,158 +28,201 @@ from pathlib import Path
 from typing import Any
 
 from fluent_executors import Executors, PollDescriptor, PollExecutor
+from fluent_executors.stores import SQLiteStore
+
+OWNER = "reattach-example"  # the store's owner, the same after a restart
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """An SQLite file usable from any thread (sqlite serialises access)."""
+    return sqlite3.connect(
+        path, check_same_thread=False, isolation_level=None, timeout=30.0
+    )
 
 
 class FakeService:
-    """A remote service that outlives the processes using it: a task ends at the
-    second status check after its publish, with the payload upper-cased."""
+    """A remote service in an SQLite file: a task ends at its second status
+    check, with its payload upper-cased."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path) -> None:
+        self._db = connect(path)
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS tasks (id INTEGER PRIMARY KEY, "
+            "payload TEXT NOT NULL, checks INTEGER NOT NULL DEFAULT 0)"
+        )
         self._lock = threading.Lock()
-        self._tasks: dict[str, tuple[str, int]] = {}  # task id: payload, checks
-        self.publishes: collections.Counter[str] = collections.Counter()
 
-    def publish(self, payload: str) -> str:
+    def publish(self, payload: str) -> int:
         """Start a task for ``payload``; return its identifier."""
         with self._lock:
-            self.publishes[payload] += 1
-            task_id = f"task-{len(self._tasks)}"
-            self._tasks[task_id] = (payload, 0)
-            return task_id
+            (task,) = self._db.execute(
+                "INSERT INTO tasks (payload) VALUES (?) RETURNING id", (payload,)
+            ).fetchone()
+        return int(task)
 
-    def status(self, task_ids: list[str]) -> dict[str, str | None]:
+    def status(self, tasks: list[int]) -> dict[int, str | None]:
         """The result of each task, or ``None`` while it runs (one request)."""
-        answers: dict[str, str | None] = {}
+        answers: dict[int, str | None] = {}
         with self._lock:
-            for task_id in task_ids:
-                payload, checks = self._tasks[task_id]
-                self._tasks[task_id] = (payload, checks + 1)
-                answers[task_id] = payload.upper() if checks >= 1 else None
+            for task in tasks:
+                (payload, checks) = self._db.execute(
+                    "UPDATE tasks SET checks = checks + 1 WHERE id = ? "
+                    "RETURNING payload, checks",
+                    (task,),
+                ).fetchone()
+                answers[task] = payload.upper() if checks >= 2 else None
         return answers
 
+    def publishes(self) -> dict[str, int]:
+        """How many times each payload was published."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT payload, count(*) FROM tasks GROUP BY payload"
+            ).fetchall()
+        return dict(rows)
 
-def open_store(path: Path) -> sqlite3.Connection:
-    """The sqlite file of published tasks: one row per payload, its task id, and
-    its result once known. Usable from any thread (sqlite serialises access)."""
-    store = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-    store.execute(
-        "CREATE TABLE IF NOT EXISTS tasks "
-        "(payload TEXT PRIMARY KEY, task_id TEXT NOT NULL, result TEXT)"
-    )
-    return store
+    def close(self) -> None:
+        self._db.close()
 
 
 class Process:
-    """One run of the program: a poll executor over the service, and the store."""
+    """One run of the program: a poll executor over the service, with a store."""
 
-    def __init__(self, service: FakeService, store_path: Path) -> None:
-        self.service = service
-        self.store = open_store(store_path)
-        self._lock = threading.Lock()  # one sqlite statement at a time
-        self._inserted = threading.Condition(self._lock)
-        self.publishes = 0  # by this process
-        self.executor: PollExecutor[Any] = Executors.thread_pool(
-            max_workers=4
-        ).with_poll(self.poll, default_interval=0.01)
+    def __init__(self, directory: Path) -> None:
+        self.service = FakeService(directory / "service.db")
+        self.results = connect(directory / "results.db")
+        self.results.execute(
+            "CREATE TABLE IF NOT EXISTS results (payload TEXT PRIMARY KEY, result TEXT)"
+        )
+        self.store = SQLiteStore(directory / "tasks.db", owner=OWNER)
+        self.polled: set[int] = set()
+        self._polled_changed = threading.Condition()
+        self.executor: PollExecutor[Any] = PollExecutor(
+            Executors.thread_pool(4),
+            self.poll,
+            default_interval=0.01,
+            store=self.store,
+        )
 
-    def poll(self, descriptors: list[PollDescriptor[str]]) -> float:
-        """Check every polled task in one request; resolve the ended ones."""
-        answers = self.service.status([d.result for d in descriptors])
+    def publish(self, payload: str) -> dict[str, Any]:
+        """The start call: publish; its result, which the store keeps, says which
+        payload the task is for."""
+        return {"payload": payload, "task": self.service.publish(payload)}
+
+    def poll(self, descriptors: list[PollDescriptor[dict[str, Any]]]) -> float:
+        """Check every polled task in one request; resolve the ended ones. (A
+        task is polled only once its identifier is stored.)"""
+        answers = self.service.status([d.result["task"] for d in descriptors])
         for descriptor in descriptors:
-            result = answers[descriptor.result]
+            result = answers[descriptor.result["task"]]
             if result is not None:
-                descriptor.yield_result(result)
+                descriptor.yield_result({**descriptor.result, "result": result})
+        with self._polled_changed:
+            self.polled.update(d.result["task"] for d in descriptors)
+            self._polled_changed.notify_all()
         return 0.01
 
-    def publish_and_store(self, payload: str) -> str:
-        """The delegate's callable: publish, then store the task id at once."""
-        task_id = self.service.publish(payload)
-        with self._lock:
-            self.store.execute(
-                "INSERT INTO tasks (payload, task_id) VALUES (?, ?)",
-                (payload, task_id),
-            )
-            self.publishes += 1
-            self._inserted.notify_all()
-        return task_id
+    def record(self, future: Future[dict[str, Any]]) -> None:
+        """A done callback: record the result of a task that ended."""
+        outcome = future.result()
+        self.results.execute(
+            "INSERT OR REPLACE INTO results VALUES (?, ?)",
+            (outcome["payload"], outcome["result"]),
+        )
 
-    def wait_stored(self, count: int) -> None:
-        """Wait until this process has stored ``count`` tasks."""
-        with self._inserted:
-            self._inserted.wait_for(lambda: self.publishes >= count, 30.0)
+    def recorded(self) -> dict[str, str]:
+        """Every result recorded, by payload."""
+        return dict(self.results.execute("SELECT payload, result FROM results"))
 
-    def stored(self) -> dict[str, str]:
-        """Payload: task id of every stored task without a result yet."""
-        with self._lock:
-            rows = self.store.execute(
-                "SELECT payload, task_id FROM tasks WHERE result IS NULL"
-            ).fetchall()
-        return {payload: task_id for payload, task_id in rows}
-
-    def save_result(self, payload: str, result: str) -> None:
-        with self._lock:
-            self.store.execute(
-                "UPDATE tasks SET result = ? WHERE payload = ?", (result, payload)
-            )
+    def wait_polled(self, count: int) -> None:
+        """Wait until ``count`` tasks have been polled (so stored)."""
+        with self._polled_changed:
+            self._polled_changed.wait_for(lambda: len(self.polled) >= count, 30.0)
 
     def close(self) -> None:
-        self.executor.shutdown(cancel_futures=True)
+        self.executor.shutdown()
         self.store.close()
+        self.results.close()
+        self.service.close()
 
 
-def first_run(
-    service: FakeService, store_path: Path, payloads: list[str], stop_after: int
-) -> None:
-    """Publish ``payloads`` one by one; stop (as a crash would) once ``stop_after``
-    are stored, without waiting for any result."""
-    process = Process(service, store_path)
-    for payload in payloads[:stop_after]:
-        # the future is lost with the process; the remote task goes on
-        process.executor.submit(process.publish_and_store, payload)
-    process.wait_stored(stop_after)
-    process.close()  # cancels the futures here only: no cancel function
+def first_run(directory: Path, stop_after: int) -> None:
+    """In a child process: publish the first ``stop_after`` payloads, then be
+    killed once all of them are stored, as a crash would kill it."""
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--first-run", str(directory), str(stop_after)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    child.stdout.readline()  # "stored"
+    child.kill()  # SIGKILL: no shutdown, no cleanup
+    child.wait()
+    child.stdout.close()
+    assert child.stdin is not None
+    child.stdin.close()
 
 
-def second_run(
-    service: FakeService, store_path: Path, payloads: list[str]
-) -> dict[str, str]:
-    """Re-attach every stored task, publish the others; return every result."""
-    process = Process(service, store_path)
-    stored = process.stored()
-    futures: dict[str, Future[str]] = {}
+def crashing(directory: Path, stop_after: int) -> None:
+    """The first process: publish ``stop_after`` payloads, say when they are all
+    stored, and wait to be killed."""
+    process = Process(directory)
+    for i in range(stop_after):
+        future = process.executor.submit(process.publish, f"payload-{i}")
+        future.add_done_callback(process.record)
+    process.wait_polled(stop_after)
+    print("stored", flush=True)
+    sys.stdin.read()  # until killed
+
+
+def second_run(directory: Path, payloads: list[str]) -> dict[str, str]:
+    """Resume every stored task, publish the payloads with no record; return
+    every result."""
+    process = Process(directory)
+    futures: list[Future[dict[str, Any]]] = []
+    handled = set(process.recorded())
+    for resumed, task in process.executor.resume().items():  # stored before
+        futures.append(resumed)
+        handled.add(task.result["payload"])
     for payload in payloads:
-        if payload in stored:
-            futures[payload] = process.executor.attach(stored[payload])
-        else:
-            futures[payload] = process.executor.submit(
-                process.publish_and_store, payload
-            )
-    results = {payload: future.result(30.0) for payload, future in futures.items()}
-    for payload, result in results.items():
-        process.save_result(payload, result)
+        if payload not in handled:
+            futures.append(process.executor.submit(process.publish, payload))
+    for future in futures:
+        future.add_done_callback(process.record)
+    for future in futures:
+        future.result(30.0)
+    process.executor.shutdown()  # every callback has run
+    results = process.recorded()
     process.close()
     return results
 
 
-def run(tasks: int, stop_after: int, store_path: Path) -> tuple[dict[str, str], int]:
+def run(tasks: int, stop_after: int, directory: Path) -> tuple[dict[str, str], int]:
     """Both runs against one service; return the results and the highest number
     of publishes of one payload."""
-    service = FakeService()
     payloads = [f"payload-{i}" for i in range(tasks)]
-    first_run(service, store_path, payloads, stop_after)
-    results = second_run(service, store_path, payloads)
-    return results, max(service.publishes.values())
+    first_run(directory, stop_after)
+    results = second_run(directory, payloads)
+    service = FakeService(directory / "service.db")
+    most = max(service.publishes().values())
+    service.close()
+    return results, most
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        description="Re-attach to remote tasks after a restart."
+        description="Pick remote tasks up again after a crash."
     )
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--stop-after", type=int, default=8)
+    parser.add_argument("--first-run", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.first_run:
+        crashing(Path(args.first_run[0]), int(args.first_run[1]))
+        return
     with tempfile.TemporaryDirectory() as directory:
-        results, most = run(args.tasks, args.stop_after, Path(directory) / "tasks.db")
+        results, most = run(args.tasks, args.stop_after, Path(directory))
     print(f"{len(results)} tasks resolved; most publishes of one payload: {most}")
 
 

@@ -20,6 +20,8 @@
 #                                   limit; the base of dask and ray
 #   adaptive hints                  the adaptive rate of a rate limit; delays
 #                                   that a failure carries (Retry-After)
+#   durable                         durable polling's store protocol, its records and
+#                                   errors, and what the SQL stores share
 #   wrapper                         what the wrappers share: delegate, shutdown, checks
 #   fluent outstanding              FluentExecutor and its with_* methods (each
 #                                   imports its wrapper's public module when

@@ -12,6 +12,7 @@ from .public import publish
 if TYPE_CHECKING:
     import asyncio
     import logging
+    import os
 
     from fluent_executors.asyncio import AsyncioExecutor
     from fluent_executors.bind import BoundCallable
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from fluent_executors.timeout import TimeoutExecutor
 
     from .counts import Counts
+    from .durable import Store
     from .stats import ExecutorStats
 
 
@@ -282,6 +284,8 @@ class FluentExecutor(Executor, Generic[R]):
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> PollExecutor[R]:
         """Wrap this executor in a :class:`~fluent_executors.PollExecutor`, whose
         futures ``poll_fn`` resolves.
@@ -304,6 +308,8 @@ class FluentExecutor(Executor, Generic[R]):
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
             poll_timeout=poll_timeout,
+            store=store,
+            lease=lease,
         )
 
     def with_retry(

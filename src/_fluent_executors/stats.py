@@ -112,6 +112,9 @@ class PollStats(ExecutorStats):
             its ``poll_timeout`` (``int``).
         polled: futures being polled now: their delegate's future is done, they are
             not (``int``).
+        store_errors: calls of its store (durable polling: ``store=``) that
+            failed, each logged at the start and the end of an outage (``int``;
+            0 without a store).
 
     .. versionadded:: 0.2.0
     """
@@ -120,6 +123,7 @@ class PollStats(ExecutorStats):
     poll_errors: int
     poll_timeouts: int
     polled: int
+    store_errors: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@
 #   aio                             the async executors
 #   poll retry timeout map flat_map throttle rate_limit cancel_on_shutdown asyncio
 #                                   one module per wrapper
+#   stores                          the stores of durable polling (SQLite, PostgreSQL)
 #   sync pools dask ray futures testing
 #                                   the base executors; the combinators; the manual
 #                                   executor and the virtual clock
@@ -171,6 +172,12 @@ if TYPE_CHECKING:
     )
     from .retry import (
         retry_after as retry_after,
+    )
+    from .stores import (
+        PostgresStore as PostgresStore,
+    )
+    from .stores import (
+        SQLiteStore as SQLiteStore,
     )
     from .sync import SyncExecutor as SyncExecutor
     from .throttle import (

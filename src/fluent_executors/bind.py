@@ -14,6 +14,10 @@ from _fluent_executors.wrapper import check_callable, check_delegate
 from .map import FlatMapExecutor, MapExecutor
 
 if TYPE_CHECKING:
+    import os
+
+    from _fluent_executors.durable import Store
+
     from .poll import CancelFn, PollFn
     from .retry import RetryPolicy
     from .throttle import ThrottleCount
@@ -129,6 +133,8 @@ class BoundCallable(Generic[P, T]):
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> BoundCallable[P, T]:
         """Resolve the futures by polling: see
         :meth:`Executors.with_poll <fluent_executors.Executors.with_poll>`.
@@ -145,6 +151,8 @@ class BoundCallable(Generic[P, T]):
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
             poll_timeout=poll_timeout,
+            store=store,
+            lease=lease,
         )
         return BoundCallable(wrapped, self._fn)
 

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     import asyncio
     import logging
     import multiprocessing.context
+    import os
 
     import distributed
 
+    from _fluent_executors.durable import Store
     from _fluent_executors.fluent import FluentExecutor, SameResult
     from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
     from _fluent_executors.process_pool import ProcessPoolExecutor
@@ -222,6 +224,8 @@ class Executors:
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> PollExecutor[DelegateResult]: ...
 
     @overload
@@ -237,6 +241,8 @@ class Executors:
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> PollExecutor[SameResult]: ...
 
     @staticmethod
@@ -251,6 +257,8 @@ class Executors:
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> PollExecutor[Any]:
         """Wrap ``delegate`` in a :class:`~fluent_executors.PollExecutor`, whose
         futures ``poll_fn`` resolves."""
@@ -266,6 +274,8 @@ class Executors:
             poll_retry_policy=poll_retry_policy,
             max_batch=max_batch,
             poll_timeout=poll_timeout,
+            store=store,
+            lease=lease,
         )
 
     @overload

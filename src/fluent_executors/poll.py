@@ -7,13 +7,16 @@ the descriptors and futures (``descriptor``), and the thread driver (``thread``)
 from __future__ import annotations
 
 import logging
+import os
 import weakref
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from _fluent_executors.durable import RecordError, check_lease
 from _fluent_executors.fluent import FluentExecutor, R, SameResult
 from _fluent_executors.poll.descriptor import PollDescriptor, PollFuture
+from _fluent_executors.poll.keeper import StoreKeeper
 from _fluent_executors.poll.settings import PollSettings
 from _fluent_executors.poll.thread import PollThread
 from _fluent_executors.proxy import ProxyFuture
@@ -23,6 +26,7 @@ from _fluent_executors.tracing import InContext
 from _fluent_executors.wrapper import WrapperExecutor
 
 if TYPE_CHECKING:
+    from _fluent_executors.durable import Store, StoredTask
     from _fluent_executors.stats import PollStats
 
 __all__ = ["CancelFn", "PollDescriptor", "PollExecutor", "PollFn"]
@@ -116,14 +120,30 @@ class PollExecutor(WrapperExecutor[R]):
             WARNING (once per call, while it still runs) and counted in the
             ``fluent_executors_poll_timeouts`` metric, and goes on. Give the
             poll function's requests a timeout of their own. Default: none.
+        store: keyword-only, where the start calls' results are kept, so that
+            the remote tasks survive a crash of the process and other processes
+            take them over (:meth:`resume`; see the "Durable polling" page): a
+            :class:`~fluent_executors.stores.Store`, or the path (``str`` or
+            path-like) of an SQLite file, opened as a
+            :class:`~fluent_executors.SQLiteStore` whose queue is ``name`` and
+            closed with the executor. A future is polled once its record is
+            written (by the poll thread, in one call per round); its record is
+            removed once it is done. Default: none.
+        lease: keyword-only, seconds (a float > 0) that this executor holds a
+            record of its store without renewing it; it renews its leases every
+            third of that. Once a lease has run out, any process's
+            :meth:`resume` may take the task over. Default 60.0.
 
     Raises:
         TypeError: ``delegate`` has no ``submit`` method; ``poll_fn`` or ``cancel_fn``
             is not callable; ``default_interval`` is not a real number; ``name`` is
             not a ``str``; ``poll_retry_policy`` is not a ``RetryPolicy``;
-            ``max_batch`` is not an ``int``; ``poll_timeout`` is not a real number.
+            ``max_batch`` is not an ``int``; ``poll_timeout`` or ``lease`` is not a
+            real number; ``store`` is neither a path nor a store.
         ValueError: ``default_interval`` or ``poll_timeout`` is negative or NaN;
-            ``max_batch`` is below 1.
+            ``max_batch`` is below 1; ``lease`` is not finite and > 0.
+        ~fluent_executors.stores.StoreError: the SQLite file of ``store`` cannot
+            be opened.
     """
 
     _call_span = False  # with tracing on, each future has a task span instead
@@ -141,6 +161,8 @@ class PollExecutor(WrapperExecutor[R]):
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> None: ...
 
     @overload
@@ -156,6 +178,8 @@ class PollExecutor(WrapperExecutor[R]):
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> None: ...
 
     def __init__(
@@ -170,7 +194,10 @@ class PollExecutor(WrapperExecutor[R]):
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> None:
+        lease = check_lease(lease)
         super().__init__(delegate, logger=logger, name=name)
         settings = PollSettings(
             poll_fn,
@@ -182,8 +209,17 @@ class PollExecutor(WrapperExecutor[R]):
             max_batch=max_batch,
             poll_timeout=poll_timeout,
         )
+        keeper = None
+        if store is not None:
+            keeper = StoreKeeper(
+                *_open_store(store, name),
+                lease,
+                settings.default_interval,
+                self._logger,
+                name,
+            )
         self._open_metrics("poll")
-        self._poller = PollThread(settings, self._counts)
+        self._poller = PollThread(settings, self._counts, keeper)
         weakref.finalize(self, self._poller.close).atexit = False
 
     def _submit(
@@ -235,6 +271,13 @@ class PollExecutor(WrapperExecutor[R]):
         .. versionadded:: 0.2.0
         """
         self._check_open()
+        future, descriptor = self._attached(result)
+        self._poller.start_polling(future, descriptor)
+        return future
+
+    def _attached(self, result: T) -> tuple[PollFuture[T], PollDescriptor[T]]:
+        """A future of this executor, and its descriptor of ``result``, counted
+        as outstanding, not polled yet."""
         future: PollFuture[T] = PollFuture(self._poller)
         descriptor = PollDescriptor(future, result)
         # What cancel() reads from the start: a shutdown that cancels the future
@@ -246,8 +289,72 @@ class PollExecutor(WrapperExecutor[R]):
         except BaseException:
             self._counts.unadopt(future)
             raise
-        self._poller.start_polling(future, descriptor)
-        return future
+        return future, descriptor
+
+    def resume(self, limit: int | None = None) -> dict[ProxyFuture[Any], StoredTask]:
+        """Take over the remote tasks of the store whose lease has run out (of a
+        process that crashed, or was killed), and return a future for each,
+        polled as :meth:`attach` polls: nothing is submitted to the delegate.
+
+        The records are claimed in one call of the store, and held by this
+        executor from then on (their leases renewed as its own). Those of the
+        store's owner are taken back at once, lease or not: a process restarted
+        under the same ``owner`` (:class:`~fluent_executors.SQLiteStore`) need
+        not wait for the leases of its earlier life. A record that
+        cannot be read (:attr:`StoredTask.error
+        <fluent_executors.stores.StoredTask.error>`), or an intent (a start call
+        that had not returned: whether the task started is unknown), gives a
+        future failed with a :class:`~fluent_executors.stores.RecordError`. Like
+        every future of the executor, each one's record is removed once it is
+        done. A record this executor polls already (its own lease ran out
+        during an outage of the store) is not polled twice, and not returned.
+        Call it at start-up, and again whenever other processes may have died.
+
+        Args:
+            limit: at most this many records (``int``, 1 or more); ``None``: all.
+
+        Returns:
+            ``dict[ProxyFuture[Any], StoredTask]``: each future, and the record it
+            polls (its start result, label and key), so that the program maps
+            futures back to its inputs.
+
+        Raises:
+            RuntimeError: the executor was made without a store, or has been
+                shut down.
+            ~fluent_executors.stores.StoreError: the store failed; nothing was
+                claimed.
+            TypeError, ValueError: ``limit`` is not an ``int`` >= 1 or ``None``.
+
+        .. versionadded:: 0.2.0
+        """
+        self._check_open()
+        keeper = self._poller.keeper
+        if keeper is None:
+            raise RuntimeError(
+                f"poll executor {self._name!r} has no store to resume from: "
+                "PollExecutor(..., store=...)"
+            )
+        resumed: dict[ProxyFuture[Any], StoredTask] = {}
+        for task in keeper.claim(limit):
+            future, descriptor = self._attached(task.result)
+            if not keeper.adopt(task, descriptor):  # polled here already
+                future.cancel_now()
+                continue
+            resumed[future] = task
+            if task.error is not None:
+                future.fail(task.error)
+            elif task.intent:
+                future.fail(
+                    RecordError(
+                        task.key,
+                        f"its start call (label {task.label!r}) had not returned "
+                        "when the process that made it stopped: whether the remote "
+                        "task was started is unknown",
+                    )
+                )
+            else:
+                self._poller.start_polling(future, descriptor)
+        return resumed
 
     def _wrapper_fields(self) -> dict[str, object]:
         poller, core = self._poller, self._poller.core
@@ -273,10 +380,12 @@ class PollExecutor(WrapperExecutor[R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import PollStats
 
+        keeper = self._poller.keeper
         return PollStats(
             **self._counts.fields(),
             **self._poller.poll_counts(),
             polled=self._poller.polled(),
+            store_errors=0 if keeper is None else keeper.errors,
         )
 
     def notify(self) -> None:
@@ -310,3 +419,23 @@ class PollExecutor(WrapperExecutor[R]):
         if wait:
             self._poller.join()
             retire_scheduler()  # the poll thread's last rounds may have used it
+
+
+def _open_store(store: Store | str | os.PathLike[str], name: str) -> tuple[Store, bool]:
+    """The store that ``store=`` names, and whether the executor made it (and
+    closes it): a path is an SQLite file, whose queue is the executor's name.
+
+    Raises:
+        TypeError: ``store`` is neither a path nor a store.
+    """
+    if isinstance(store, (str, os.PathLike)):
+        from .stores import SQLiteStore
+
+        return SQLiteStore(store, queue=name), True
+    methods = ("add", "remove", "renew", "claim")
+    if not all(callable(getattr(store, method, None)) for method in methods):
+        raise TypeError(
+            "store must be a path (an SQLite file) or a store "
+            f"(fluent_executors.stores.Store), got {type(store).__name__}"
+        )
+    return store, False

@@ -27,8 +27,9 @@ from pathlib import Path
 PACKAGE = "fluent_executors"
 
 # Public modules whose names are imported from the module, not from the package:
-# the helpers for users' tests, and the pytest plugin.
-OWN_NAMESPACES = {"testing", "pytest_plugin", "aio"}
+# the helpers for users' tests, the pytest plugin, the async executors, and the
+# store protocol of durable polling (its two stores are in the package too).
+OWN_NAMESPACES = {"testing", "pytest_plugin", "aio", "stores"}
 
 # Public modules that need an extra (module: the package it needs, the extra):
 # without it, importing one fails with an ImportError that names the extra.

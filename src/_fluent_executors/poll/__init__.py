@@ -4,6 +4,8 @@ from those below it:
 
 - ``thread``: the thread driver, the poll thread of a ``PollExecutor``; a thin
   loop that feeds the core events, and calls the poll and cancel functions;
+- ``keeper``: ``StoreKeeper``, the records of the futures in the executor's
+  store (durable polling), written and renewed by the poll thread;
 - ``driver``: ``DriverBase``, what both drivers keep (the settings, the core
   made of them, its lock) and do alike;
 - ``reports``: what every driver logs, and does, after a call of the poll

@@ -28,11 +28,13 @@ from ..outstanding import Outstanding
 from ..scheduler import call_later
 from ..tracing import poll_call, poll_failed
 from .driver import DriverBase
+from .keeper import HELD, WAKE
 from .reports import settle_failed_poll, warn_list_changed
 
 if TYPE_CHECKING:
     from ..counts import Counts
     from .descriptor import PollDescriptor, PollFuture
+    from .keeper import StoreKeeper
     from .settings import PollSettings
 
 # Logged when a cancel function raises; its first words are those of more-executors'
@@ -51,8 +53,16 @@ class PollThread(DriverBase):
     be collected; the thread then ends once no future is outstanding.
     """
 
-    def __init__(self, settings: PollSettings, counts: Counts) -> None:
+    def __init__(
+        self,
+        settings: PollSettings,
+        counts: Counts,
+        keeper: StoreKeeper | None = None,
+    ) -> None:
         super().__init__(settings, counts)
+        # With a store: the records of the futures; the poll thread writes a
+        # future's before it is polled (keeper.py).
+        self.keeper = keeper
         self._loop: Any = None  # asyncio loop of async poll/cancel functions, if any
         # Answers of an async cancel function that the poll thread awaits next:
         # (the awaitable, what to call with its answer, a bool).
@@ -99,8 +109,11 @@ class PollThread(DriverBase):
         bookkeeping (each future's ``_on_resolved``); its descriptor's ``polls``
         stops counting rounds."""
         if descriptor is not None:
+            keeper = self.keeper
             with self._lock:
-                if self.core.forget(descriptor):
+                tidy = self.core.forget(descriptor)
+                # (keeper: its record goes at the thread's next sync)
+                if tidy or (keeper is not None and keeper.forget(descriptor)):
                     self._cond.notify()  # the poll thread tidies the list
         self._outstanding.discard(future)
 
@@ -118,11 +131,13 @@ class PollThread(DriverBase):
         """
         if not future.enter_polling(descriptor):  # cancelled meanwhile
             return
-        core = self.core
-        if core.arrive(descriptor, clock.monotonic()):
-            with self._lock:
-                if core.admit():  # (another thread may have taken it in)
-                    self._cond.notify()
+        keeper = self.keeper
+        queued = HELD if keeper is None else keeper.arrived(descriptor)
+        if queued == WAKE:  # the poll thread writes its record, then polls it
+            with self._cond:
+                self._cond.notify()
+        elif queued == HELD:
+            self._arrive(descriptor)
         # It was running on the delegate when shutdown cancelled it, and that
         # cancel() was refused. It may still be in progress, its hook having looked
         # before the future entered polling: a plain cancel() here would then be
@@ -130,6 +145,15 @@ class PollThread(DriverBase):
         # cancel() try again as it ends, when it finds the future polled.
         if self._cancel_all:
             future.cancel_after_shutdown()
+
+    def _arrive(self, descriptor: PollDescriptor[Any]) -> None:
+        """``descriptor`` joins the core's arrivals (taken in at once if the core
+        says so)."""
+        core = self.core
+        if core.arrive(descriptor, clock.monotonic()):
+            with self._lock:
+                if core.admit():  # (another thread may have taken it in)
+                    self._cond.notify()
 
     def defer(self, entry: PollDescriptor[Any], delay: float) -> None:
         """Do not poll ``entry`` before ``delay`` seconds from now."""
@@ -233,6 +257,8 @@ class PollThread(DriverBase):
         try:
             self._loop_polls()
         finally:
+            if self.keeper is not None:  # the records of the futures done last
+                self.keeper.finish(clock.monotonic())
             with self._lock:  # none is left unless the thread failed: answer them
                 cancels, self._cancels = self._cancels, []
             for answer, reply in cancels:
@@ -243,19 +269,27 @@ class PollThread(DriverBase):
                 self._loop = None
 
     def _loop_polls(self) -> None:
-        core, cond = self.core, self._cond
+        core, cond, keeper = self.core, self._cond, self.keeper
         while True:
             if core.list_changed():
                 warn_list_changed(self._logger, self.name)
+            if keeper is not None and keeper.due(clock.monotonic()):
+                for descriptor in keeper.sync(clock.monotonic()):
+                    self._arrive(descriptor)
             with cond:
                 core.take_in()
                 while not core.due(clock.monotonic()) and not self._cancels:
+                    if keeper is not None and keeper.due(clock.monotonic()):
+                        break
                     if self._stopping:
                         return
-                    clock.wait(cond, core.wait_timeout(clock.monotonic()))
+                    clock.wait(cond, self._wait_timeout())
                     core.take_in()
                 cancels, self._cancels = self._cancels, []
-                polling = core.begin_round(clock.monotonic())
+                # No round while the store is due: a lease may have run out.
+                polling = (
+                    keeper is None or not keeper.renewal_due(clock.monotonic())
+                ) and core.begin_round(clock.monotonic())
             if cancels:
                 self._run_cancels(cancels)
             if not polling:
@@ -264,6 +298,17 @@ class PollThread(DriverBase):
                 self._poll(batch)
             with self._lock:
                 core.end_round(clock.monotonic())
+
+    def _wait_timeout(self) -> float | None:
+        """Seconds until the core's next round or the keeper's next sync."""
+        now = clock.monotonic()
+        timeout = self.core.wait_timeout(now)
+        keeper = self.keeper
+        if keeper is not None:
+            syncing = keeper.wait_timeout(now)
+            if timeout is None or (syncing is not None and syncing < timeout):
+                return syncing
+        return timeout
 
     def _descriptors(self) -> list[PollDescriptor[Any]]:
         """The descriptors of the futures outstanding, from which the core makes

@@ -1,0 +1,299 @@
+"""The store keeper of a poll executor given a store (durable polling): what it has
+to write, and the records it holds.
+
+Contract: any thread tells it of a descriptor that entered polling
+(:meth:`StoreKeeper.arrived`) and of one whose future is done
+(:meth:`StoreKeeper.forget`); the poll thread alone, outside the driver's lock,
+calls :meth:`StoreKeeper.sync` before each round: one ``add`` of the start
+results that arrived since, one ``remove`` of the records of futures done since,
+and one ``renew`` of the leases when a third of the lease has passed; each is one
+call of the store, whatever the number of records. A descriptor enters the core
+(is polled) only once its record is written. A store that fails leaves
+everything as it was, to be written at the next sync: the futures stay pending,
+and the outage is logged once, at its start, and once at its end. The keeper
+holds a lock of its own, for its bookkeeping only, never across a store call.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ..durable import NewRecord, RecordError
+
+if TYPE_CHECKING:
+    from ..durable import Store, StoredTask
+    from ..logging import ContainedLogger
+    from .descriptor import PollDescriptor
+
+__all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper"]
+
+# What StoreKeeper.arrived answers.
+HELD, QUEUED, WAKE = 0, 1, 2
+
+
+class StoreKeeper:
+    """The records of one poll executor's futures in its store.
+
+    Args:
+        store: the executor's store.
+        owned: whether the executor made the store (from a path): it is closed
+            as the poll thread ends.
+        lease: seconds a record is held for after each write or renewal.
+        retry_interval: seconds between tries of a store that failed.
+        logger: where to log an outage of the store.
+        name: the executor's name, in the messages.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        owned: bool,
+        lease: float,
+        retry_interval: float,
+        logger: ContainedLogger,
+        name: str,
+    ) -> None:
+        self.store = store
+        self._owned = owned
+        self.lease = lease
+        self._retry_interval = retry_interval
+        self._retry_at = -math.inf  # after a failure: no sync before then
+        self._logger = logger
+        self._name = name
+        self._lock = threading.Lock()
+        import uuid  # (imported here: only a poll executor with a store needs it)
+
+        # Record keys: unique to this keeper, across processes and machines too.
+        self._prefix, self._serials = uuid.uuid4().hex, itertools.count()
+        # Entered polling, record not written yet: descriptor -> its new key.
+        self._unwritten: dict[PollDescriptor[Any], str] = {}
+        # Written (or being written), future not done: descriptor <-> key.
+        self._keys: dict[PollDescriptor[Any], str] = {}
+        self._held: dict[str, PollDescriptor[Any]] = {}
+        self._removals: list[str] = []  # of futures done since the last sync
+        self._renewed_at: float | None = None  # the driver's clock
+        self._failing = False  # the store failed at the last call
+        self._now = 0.0  # the time of the sync under way
+        self.errors = 0  # failed calls of the store, in all
+
+    # -- any thread ------------------------------------------------------------------
+
+    def arrived(self, descriptor: PollDescriptor[Any]) -> int:
+        """``descriptor`` entered polling: its record is to be written at the
+        next sync, after which it is polled.
+
+        Returns:
+            :data:`HELD` if its record is held already (:meth:`adopt`): the
+            driver polls it at once; :data:`WAKE` if it is the first to write
+            since the last sync: the driver wakes the poll thread (the next ones
+            need not, until it has synced); else :data:`QUEUED`.
+        """
+        with self._lock:
+            if descriptor in self._keys:
+                return HELD
+            unwritten = self._unwritten
+            first = not unwritten
+            unwritten[descriptor] = f"{self._prefix}-{next(self._serials)}"
+            return WAKE if first else QUEUED
+
+    def adopt(self, task: StoredTask, descriptor: PollDescriptor[Any]) -> bool:
+        """``descriptor`` polls the claimed record ``task`` (``resume()``).
+
+        Returns:
+            ``False`` if this executor polls that record already (its own lease
+            ran out and it claimed it back): ``descriptor`` is not needed.
+        """
+        with self._lock:
+            if task.key in self._held:
+                return False
+            self._keys[descriptor] = task.key
+            self._held[task.key] = descriptor
+            return True
+
+    def forget(self, descriptor: PollDescriptor[Any]) -> bool:
+        """The future of ``descriptor`` is done: its record goes at the next sync
+        (one never written is not written).
+
+        Returns:
+            ``True`` if the poll thread should wake to sync.
+        """
+        with self._lock:
+            if self._unwritten.pop(descriptor, None) is not None:
+                return False
+            key = self._keys.pop(descriptor, None)
+            if key is None:
+                return False
+            del self._held[key]
+            self._removals.append(key)
+            return len(self._removals) == 1
+
+    def pending(self) -> bool:
+        """Whether a sync has something to write."""
+        return bool(self._unwritten or self._removals)
+
+    def due(self, now: float) -> bool:
+        """Whether the poll thread should sync at ``now`` (the driver's clock)."""
+        timeout = self.wait_timeout(now)
+        return timeout is not None and timeout <= 0.0
+
+    def _renewal_at(self) -> float:
+        """When the leases are due for renewal (the driver's clock): a third of
+        the lease after the last renewal, or at once for records claimed before
+        any (``resume()`` first)."""
+        renewed_at = self._renewed_at
+        return -math.inf if renewed_at is None else renewed_at + self.lease / 3
+
+    def renewal_due(self, now: float) -> bool:
+        """Whether the leases are due for renewal at ``now`` (the driver's
+        clock): the driver begins no round before (a lease may have run out)."""
+        return bool(self._held) and now >= max(self._renewal_at(), self._retry_at)
+
+    def wait_timeout(self, now: float) -> float | None:
+        """Seconds from ``now`` (the driver's clock) until the next sync: at once
+        if something is to be written, when the leases are due for renewal, and
+        after a failure not before the retry interval; ``None``: nothing to do."""
+        if self.pending():
+            due_at = -math.inf
+        elif self._held:
+            due_at = self._renewal_at()
+        else:
+            return None
+        return max(max(due_at, self._retry_at) - now, 0.0)
+
+    # -- the poll thread ---------------------------------------------------------------
+
+    def sync(self, now: float) -> list[PollDescriptor[Any]]:
+        """Write what arrived, remove what is done, renew the leases if due (at
+        ``now``, on the driver's clock).
+
+        Returns:
+            The descriptors whose records are now written: the driver polls them.
+            Those whose start result cannot be stored have failed with the
+            :class:`~fluent_executors.stores.RecordError`.
+        """
+        self._now = now
+        with self._lock:
+            unwritten, self._unwritten = self._unwritten, {}
+            removals, self._removals = self._removals, []
+            for descriptor, key in unwritten.items():  # a forget() now removes it
+                self._keys[descriptor] = key
+                self._held[key] = descriptor
+        written: list[PollDescriptor[Any]] = []
+        if unwritten:
+            records = [NewRecord(key, d.result) for d, key in unwritten.items()]
+            failed = self._call("write", self.store.add, records, self.lease)
+            if failed is None:  # nothing written: again at the next sync
+                self._put_back(unwritten)
+            else:
+                if self._renewed_at is None:  # the first: renewed a third later
+                    self._renewed_at = now
+                for descriptor, key in unwritten.items():
+                    error = failed.get(key)
+                    if error is None:
+                        written.append(descriptor)
+                        continue
+                    with self._lock:  # never written: nothing to remove
+                        if self._keys.pop(descriptor, None) is not None:
+                            del self._held[key]
+                    descriptor.yield_exception(error)
+        if removals and self._call("remove", self.store.remove, removals) is None:
+            with self._lock:
+                self._removals[:0] = removals
+        if self._held and now >= self._renewal_at():
+            self._renew(now)
+        return written
+
+    def _renew(self, now: float) -> None:
+        """Renew this owner's leases; if it holds fewer records than it should,
+        let go of those another process took over."""
+        with self._lock:  # (a forget meanwhile moves a key to the removals)
+            expected = len(self._held) + len(self._removals)
+        held = self._call("renew", self.store.renew, self.lease)
+        if held is None:
+            return
+        self._renewed_at = now
+        if held < expected:
+            self._let_go()
+
+    def _let_go(self) -> None:
+        """Fail the futures whose records another process holds now (their lease
+        ran out: the store failed, or this process stalled, for longer than the
+        lease), without removing the records: that process polls them."""
+        records = self._call("read", self.store.records)
+        if records is None:
+            return
+        mine = {task.key for task in records if task.owner == self.store.owner}
+        with self._lock:
+            lost = [(key, d) for key, d in self._held.items() if key not in mine]
+            for key, descriptor in lost:
+                del self._held[key], self._keys[descriptor]
+        for key, descriptor in lost:
+            descriptor.yield_exception(
+                RecordError(
+                    key,
+                    f"the lease of poll executor {self._name!r} ran out (its store "
+                    "failed, or its process stalled, for longer than the lease) "
+                    "and another process took the task over",
+                )
+            )
+
+    def finish(self, now: float) -> None:
+        """The poll thread ends (every future done, or the thread failed): a
+        last sync removes the records of the futures done last; a store made by
+        the executor is closed. Records that a failing store keeps are taken
+        over, once their lease runs out, by the next ``resume()``."""
+        try:
+            self.sync(now)
+        finally:
+            if self._owned:
+                self.store.close()
+
+    def claim(self, limit: int | None) -> list[StoredTask]:
+        """The records whose lease has run out, now held here (``resume()``).
+
+        Raises:
+            StoreError: none was taken.
+        """
+        return self.store.claim(self.lease, limit, mine=True)
+
+    def _put_back(self, unwritten: dict[PollDescriptor[Any], str]) -> None:
+        """After a failed write: those not done since are written next time."""
+        with self._lock:
+            for descriptor, key in unwritten.items():
+                if self._keys.pop(descriptor, None) is not None:
+                    del self._held[key]
+                    self._unwritten[descriptor] = key
+                else:  # done meanwhile: never written, nothing to remove
+                    self._removals.remove(key)
+
+    def _call(self, what: str, method: Any, *args: Any) -> Any:
+        """``method(*args)``; ``None`` if the store failed (logged once an
+        outage, and counted; a store of the user's that raises anything else is
+        contained alike): no sync before the retry interval has passed."""
+        try:
+            answer = method(*args)
+        except BaseException:  # StoreError, or a user's store's own bug
+            self.errors += 1
+            self._retry_at = self._now + self._retry_interval
+            if not self._failing:
+                self._failing = True
+                self._logger.warning(
+                    "store of poll executor %r failed to %s; its futures stay "
+                    "pending and the store is tried again each round (logged once per "
+                    "outage)",
+                    self._name,
+                    what,
+                    exc_info=True,
+                )
+            return None
+        if self._failing:
+            self._failing = False
+            self._logger.warning(
+                "store of poll executor %r works again (%d failed calls in all)",
+                self._name,
+                self.errors,
+            )
+        return answer if answer is not None else True

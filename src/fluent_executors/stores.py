@@ -1,0 +1,406 @@
+"""The stores of durable polling: where a poll executor keeps the identifiers of its
+remote tasks, so that they survive a crash and several processes share them.
+
+:class:`SQLiteStore` keeps them in an SQLite file (the standard library's
+:mod:`sqlite3`), for the processes of one machine; :class:`PostgresStore` in a
+PostgreSQL database (psycopg 3: ``pip install fluent-executors[postgres]``), for
+processes on several machines. Both follow the
+:class:`~fluent_executors.stores.Store` protocol, which a
+store of another database may follow too; see the docs' "Durable polling" page.
+
+The protocol and what it reads and writes are defined in the private
+``_fluent_executors.durable``; the stores here write their SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from _fluent_executors.durable import (
+    TABLE,
+    NewRecord,
+    RecordError,
+    Serializer,
+    SQLStore,
+    Store,
+    StoredTask,
+    StoreError,
+)
+from _fluent_executors.wrapper import check_non_negative
+
+__all__ = [
+    "NewRecord",
+    "PostgresStore",
+    "RecordError",
+    "SQLiteStore",
+    "Serializer",
+    "Store",
+    "StoreError",
+    "StoredTask",
+]
+
+# The columns both stores read back, in the order SQLStore._decode takes them.
+_COLUMNS = "key, data, label, owner, expires"
+
+
+class SQLiteStore(SQLStore):
+    """A :class:`~fluent_executors.stores.Store` in an SQLite file, for the
+    processes of one machine.
+
+    The file is opened in WAL mode (readers do not wait for the writer) with
+    ``synchronous=FULL`` (a committed write survives a crash of the machine, not
+    only of the process); its table is made if missing. Each call is one write
+    transaction (``BEGIN IMMEDIATE``): two processes claiming at once take turns,
+    and never both get a record. A call waits up to ``timeout`` seconds for
+    another process's write to end, then raises
+    :class:`~fluent_executors.stores.StoreError`.
+
+    Args:
+        path: the file (``str`` or path-like), made if missing. A network file
+            system does not give SQLite the locks it needs: for several machines,
+            use :class:`PostgresStore`.
+        queue: keyword-only, the queue's name (``str``): the records of one poll
+            executor (one poll function). Default ``"default"``.
+        serializer: keyword-only, turns start results into text and back
+            (:class:`~fluent_executors.stores.Serializer`: ``dumps`` and
+            ``loads``); default :mod:`json`.
+        owner: keyword-only, the identity this store holds leases under
+            (``str``), unique among the live processes sharing the store. A
+            process that restarts under the same owner takes its records back
+            at once (:meth:`~fluent_executors.stores.Store.claim`), without
+            waiting for their lease. Default: ``host:pid:`` and a random part,
+            unique to this object.
+        clock: keyword-only, the wall clock, ``Callable[[], float]`` returning
+            seconds since the epoch; default :func:`time.time`.
+        timeout: keyword-only, seconds to wait for another connection's write
+            (a float >= 0). Default 5.0.
+
+    Raises:
+        TypeError: an argument has the wrong type (named in the message).
+        ValueError: ``queue`` or ``owner`` is empty; ``timeout`` is negative or
+            NaN.
+        StoreError: the file cannot be opened, or its table made.
+
+    .. versionadded:: 0.2.0
+    """
+
+    _driver_errors = (sqlite3.Error,)
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        queue: str = "default",
+        serializer: Serializer | None = None,
+        owner: str | None = None,
+        clock: Callable[[], float] | None = None,
+        timeout: float = 5.0,
+    ) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise TypeError(
+                f"path must be a str or path-like, got {type(path).__name__}"
+            )
+        wait = check_non_negative("timeout", timeout, finite=True)
+        super().__init__(queue=queue, serializer=serializer, owner=owner, clock=clock)
+        self._path = os.fspath(path)
+        try:
+            # Autocommit (isolation_level=None): each call says BEGIN IMMEDIATE.
+            self._db = sqlite3.connect(
+                self._path, timeout=wait, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise StoreError(f"cannot open {self._path!r}: {error}") from error
+        with self._calling("make its table"):
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
+                "queue TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, "
+                "data TEXT, label TEXT)"
+            )
+            self._db.execute(
+                f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} (queue, expires)"
+            )
+
+    @property
+    def path(self) -> str:
+        """The file's path (``str``)."""
+        return self._path
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``: it waits for the write
+        lock first, so that it never fails half-way for another writer), rolled
+        back if its body raises (the caller holds the lock)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
+        """Write ``records``, in one statement for them all, passed as one JSON
+        array (see :meth:`fluent_executors.stores.Store.add`)."""
+        _, expires = self._expiry(lease)
+        rows, failed = self._encode(records)
+        if rows:
+            # (WHERE true: an upsert's SELECT needs one, else ON reads as a join's)
+            with self._calling("add records"), self._transaction() as db:
+                db.execute(
+                    f"INSERT INTO {TABLE} (key, queue, owner, expires, data, label) "
+                    "SELECT json_extract(value, '$[0]'), ?, ?, ?, "
+                    "json_extract(value, '$[1]'), json_extract(value, '$[2]') "
+                    "FROM json_each(?) WHERE true ON CONFLICT (key) DO UPDATE SET "
+                    "queue = excluded.queue, owner = excluded.owner, "
+                    "expires = excluded.expires, data = excluded.data, "
+                    f"label = coalesce(excluded.label, {TABLE}.label)",
+                    (self._queue, self._owner, expires, json.dumps(rows)),
+                )
+        return failed
+
+    def remove(self, keys: Collection[str]) -> None:
+        """Delete the records of ``keys``, in one statement for them all, passed
+        as one JSON array (see :meth:`fluent_executors.stores.Store.remove`)."""
+        if keys:
+            with self._calling("remove records"), self._transaction() as db:
+                db.execute(
+                    f"DELETE FROM {TABLE} WHERE key IN "
+                    "(SELECT value FROM json_each(?))",
+                    (json.dumps(list(keys)),),
+                )
+
+    def renew(self, lease: float) -> int:
+        """Extend this owner's leases, in one statement (see
+        :meth:`fluent_executors.stores.Store.renew`)."""
+        _, expires = self._expiry(lease)
+        with self._calling("renew leases"):
+            cursor = self._db.execute(
+                f"UPDATE {TABLE} SET expires = ? WHERE queue = ? AND owner = ?",
+                (expires, self._queue, self._owner),
+            )
+            return cursor.rowcount
+
+    def claim(
+        self, lease: float, limit: int | None = None, *, mine: bool = False
+    ) -> list[StoredTask]:
+        """Take over the expired records, in one statement (see
+        :meth:`fluent_executors.stores.Store.claim`)."""
+        now, expires = self._expiry(lease)
+        size = _check_limit(limit)
+        with self._calling("claim records"), self._transaction() as db:
+            rows = db.execute(
+                f"UPDATE {TABLE} SET owner = ?, expires = ? WHERE key IN "
+                f"(SELECT key FROM {TABLE} WHERE queue = ? AND "
+                "(expires <= ? OR owner = ?) ORDER BY expires LIMIT ?) "
+                f"RETURNING {_COLUMNS}",
+                (
+                    self._owner,
+                    expires,
+                    self._queue,
+                    now,
+                    self._owner if mine else None,
+                    -1 if size is None else size,
+                ),
+            ).fetchall()
+        return self._decode(rows)
+
+    def records(self) -> list[StoredTask]:
+        """Every record of the queue (see
+        :meth:`fluent_executors.stores.Store.records`)."""
+        with self._calling("read records"):
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM {TABLE} WHERE queue = ? ORDER BY expires",
+                (self._queue,),
+            ).fetchall()
+        return self._decode(rows)
+
+    def _disconnect(self) -> None:
+        self._db.close()
+
+
+class PostgresStore(SQLStore):
+    """A :class:`~fluent_executors.stores.Store` in a PostgreSQL database, for
+    processes on several machines (psycopg 3: ``pip install
+    fluent-executors[postgres]``).
+
+    Its table is made if missing. Each call is one transaction of one statement,
+    its rows passed as arrays (``unnest``, ``= ANY``): one round trip whatever
+    their number. A claim takes the expired records with ``SELECT ... FOR UPDATE
+    SKIP LOCKED``, so that processes claiming at once take different records
+    without waiting for each other. A connection lost (the server restarted) is
+    made again at the next call; the call that found it lost raises
+    :class:`~fluent_executors.stores.StoreError`.
+
+    Args:
+        conninfo: the connection string (``str``), as psycopg's ``connect``
+            takes it: ``"host=db.example dbname=tasks user=poller"`` or a
+            ``postgresql://`` URL.
+        queue: keyword-only, the queue's name (``str``); see
+            :class:`SQLiteStore`. Default ``"default"``.
+        serializer: keyword-only, see :class:`SQLiteStore`; default :mod:`json`.
+        owner: keyword-only, see :class:`SQLiteStore`.
+        clock: keyword-only, see :class:`SQLiteStore`: lease times are this
+            process's wall clock, which every machine sharing the store must keep
+            in step with the others.
+
+    Raises:
+        TypeError: an argument has the wrong type (named in the message).
+        ValueError: ``queue`` or ``owner`` is empty.
+        ImportError: psycopg is not installed.
+        StoreError: the server cannot be reached, or the table made.
+
+    .. versionadded:: 0.2.0
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        queue: str = "default",
+        serializer: Serializer | None = None,
+        owner: str | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        if not isinstance(conninfo, str):
+            raise TypeError(f"conninfo must be a str, got {type(conninfo).__name__}")
+        super().__init__(queue=queue, serializer=serializer, owner=owner, clock=clock)
+        try:
+            import psycopg
+        except ImportError as error:
+            raise ImportError(
+                "PostgresStore needs psycopg 3: pip install fluent-executors[postgres]"
+            ) from error
+        self._psycopg = psycopg
+        self._driver_errors = (psycopg.Error,)
+        self._conninfo = conninfo
+        self._db: Any = None
+        with self._calling("make its table"):
+            db = self._connection()
+            with db.transaction():
+                # Two processes making the table at once would collide.
+                db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (TABLE,))
+                db.execute(
+                    f"CREATE TABLE IF NOT EXISTS {TABLE} (key text PRIMARY KEY, "
+                    "queue text NOT NULL, owner text NOT NULL, "
+                    "expires double precision NOT NULL, data text, label text)"
+                )
+                db.execute(
+                    f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} "
+                    "(queue, expires)"
+                )
+
+    def _connection(self) -> Any:
+        """The connection, made again if it was lost (the caller holds the lock)."""
+        if self._db is None:
+            self._db = self._psycopg.connect(self._conninfo, autocommit=True)
+        return self._db
+
+    def _failed(self, error: BaseException) -> None:
+        db = self._db
+        if db is not None and (db.closed or db.broken):
+            db.close()
+            self._db = None  # made again at the next call
+
+    def _run(self, sql: str, params: Sequence[object]) -> Any:
+        """One statement in a transaction of its own; its cursor."""
+        db = self._connection()
+        with db.transaction():
+            return db.execute(sql, params)
+
+    def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
+        """Write ``records``, in one statement for them all (see
+        :meth:`fluent_executors.stores.Store.add`)."""
+        _, expires = self._expiry(lease)
+        rows, failed = self._encode(records)
+        if rows:
+            keys, data, labels = (list(column) for column in zip(*rows, strict=True))
+            with self._calling("add records"):
+                self._run(
+                    f"INSERT INTO {TABLE} (key, queue, owner, expires, data, label) "
+                    "SELECT k, %s, %s, %s, d, l "
+                    "FROM unnest(%s::text[], %s::text[], %s::text[]) AS r(k, d, l) "
+                    "ON CONFLICT (key) DO UPDATE SET queue = excluded.queue, "
+                    "owner = excluded.owner, expires = excluded.expires, "
+                    f"data = excluded.data, label = coalesce(excluded.label, "
+                    f"{TABLE}.label)",
+                    (self._queue, self._owner, expires, keys, data, labels),
+                )
+        return failed
+
+    def remove(self, keys: Collection[str]) -> None:
+        """Delete the records of ``keys``, in one statement for them all (see
+        :meth:`fluent_executors.stores.Store.remove`)."""
+        if keys:
+            with self._calling("remove records"):
+                self._run(f"DELETE FROM {TABLE} WHERE key = ANY(%s)", (list(keys),))
+
+    def renew(self, lease: float) -> int:
+        """Extend this owner's leases, in one statement (see
+        :meth:`fluent_executors.stores.Store.renew`)."""
+        _, expires = self._expiry(lease)
+        with self._calling("renew leases"):
+            cursor = self._run(
+                f"UPDATE {TABLE} SET expires = %s WHERE queue = %s AND owner = %s",
+                (expires, self._queue, self._owner),
+            )
+            return int(cursor.rowcount)
+
+    def claim(
+        self, lease: float, limit: int | None = None, *, mine: bool = False
+    ) -> list[StoredTask]:
+        """Take over the expired records, in one statement (``FOR UPDATE SKIP
+        LOCKED``; see :meth:`fluent_executors.stores.Store.claim`)."""
+        now, expires = self._expiry(lease)
+        size = _check_limit(limit)
+        with self._calling("claim records"):
+            rows = self._run(
+                f"WITH due AS (SELECT key FROM {TABLE} WHERE queue = %s AND "
+                "(expires <= %s OR owner = %s) ORDER BY expires LIMIT %s "
+                "FOR UPDATE SKIP LOCKED) "
+                f"UPDATE {TABLE} AS t SET owner = %s, expires = %s FROM due "
+                f"WHERE t.key = due.key RETURNING t.key, t.data, t.label, t.owner, "
+                "t.expires",
+                (
+                    self._queue,
+                    now,
+                    self._owner if mine else None,
+                    size,
+                    self._owner,
+                    expires,
+                ),
+            ).fetchall()
+        return self._decode(rows)
+
+    def records(self) -> list[StoredTask]:
+        """Every record of the queue (see
+        :meth:`fluent_executors.stores.Store.records`)."""
+        with self._calling("read records"):
+            rows = self._run(
+                f"SELECT {_COLUMNS} FROM {TABLE} WHERE queue = %s ORDER BY expires",
+                (self._queue,),
+            ).fetchall()
+        return self._decode(rows)
+
+    def _disconnect(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _check_limit(limit: object) -> int | None:
+    """``limit`` (``None`` or an int >= 1), or an error naming it."""
+    if limit is None:
+        return None
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    return limit

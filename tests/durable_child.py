@@ -1,0 +1,160 @@
+"""The processes of tests/test_durable_crash.py: each starts tasks at a service
+kept in an SQLite file (which outlives them, as a remote service outlives its
+clients), polls them through a PollExecutor with a store, and prints a line as
+each start call returns, until the test kills it with SIGKILL.
+
+``python durable_child.py sqlite STORE SERVICE TASKS``: one process, an SQLite
+store.
+
+``python durable_child.py share CONNINFO QUEUE SERVICE TASKS``: one of several
+processes sharing a PostgreSQL store: once its own tasks are done and the test
+has written a line to its standard input (when the others it kills are dead), it
+takes over (``resume()``) those of dead processes, until the store holds no
+record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import threading
+from concurrent.futures import wait
+from typing import Any
+
+from fluent_executors import Executors, PollDescriptor, PollExecutor
+from fluent_executors.stores import PostgresStore, SQLiteStore, Store
+
+QUEUE = "crash"
+LEASE = 60.0  # seconds: the test's resume() reads the store on a clock past it
+# Seconds: the processes sharing a store wait for it. A process that stalls for
+# two thirds of it in a poll call (a loaded machine) may poll a task once more
+# after another took it over: 2 s did so once in a full run of the suite.
+SHARED_LEASE = 6.0
+INTERVAL = 0.005  # seconds between polls
+
+
+class FileService:
+    """A task service in an SQLite file: a task ends at its second status check;
+    each check is counted, so that the test knows which tasks were ever polled."""
+
+    def __init__(self, path: str) -> None:
+        self._db = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS tasks (id INTEGER PRIMARY KEY, "
+            "payload TEXT NOT NULL, checks INTEGER NOT NULL DEFAULT 0)"
+        )
+        # Each check of a task, in order, and the process that made it.
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS checks (seq INTEGER PRIMARY KEY, "
+            "task INTEGER NOT NULL, process INTEGER NOT NULL)"
+        )
+        self._lock = threading.Lock()
+
+    def start(self, payload: str) -> int:
+        """Start a task; its identifier."""
+        with self._lock:
+            (task,) = self._db.execute(
+                "INSERT INTO tasks (payload) VALUES (?) RETURNING id", (payload,)
+            ).fetchone()
+        return int(task)
+
+    def status(self, tasks: list[int]) -> dict[int, bool]:
+        """Whether each task has ended (one request, which counts a check)."""
+        ids = json.dumps(tasks)
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT INTO checks (task, process) SELECT value, ? FROM json_each(?)",
+                (os.getpid(), ids),
+            )
+            rows = self._db.execute(
+                "UPDATE tasks SET checks = checks + 1 WHERE id IN "
+                "(SELECT value FROM json_each(?)) RETURNING id, checks",
+                (ids,),
+            ).fetchall()
+            self._db.execute("COMMIT")
+        return {task: checks >= 2 for task, checks in rows}
+
+    def checkers(self) -> dict[int, list[int]]:
+        """The processes that checked each task, in the order of the checks."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT task, process FROM checks ORDER BY seq"
+            ).fetchall()
+        found: dict[int, list[int]] = {}
+        for task, process in rows:
+            found.setdefault(task, []).append(process)
+        return found
+
+    def tasks(self) -> dict[int, tuple[str, int]]:
+        """Every task started: its payload and its checks."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, payload, checks FROM tasks").fetchall()
+        return {task: (payload, checks) for task, payload, checks in rows}
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def poll_with(service: FileService) -> Any:
+    """The poll function of ``service``'s tasks."""
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        ended = service.status([d.result for d in descriptors])
+        for descriptor in descriptors:
+            if ended.get(descriptor.result):
+                descriptor.yield_result()
+        return INTERVAL
+
+    return poll
+
+
+def run(store: Store, service_path: str, count: int, lease: float) -> PollExecutor[Any]:
+    """Start ``count`` tasks through a poll executor with ``store``, and wait for
+    them; the executor."""
+    service = FileService(service_path)
+    lock = threading.Lock()
+
+    def start(payload: str) -> int:
+        task = service.start(payload)
+        with lock:  # one whole line at a time
+            print(task, flush=True)
+        return task
+
+    executor = PollExecutor(
+        Executors.thread_pool(4),
+        poll_with(service),
+        default_interval=INTERVAL,
+        store=store,
+        lease=lease,
+    )
+    futures = [executor.submit(start, f"{os.getpid()}-{i}") for i in range(count)]
+    wait(futures)
+    print("done", flush=True)
+    return executor
+
+
+def share(store: Store, service_path: str, count: int) -> None:
+    """:func:`run`, then, told to go on, take over the tasks of dead processes
+    until the store holds none (each resume() waits for what it took)."""
+    executor = run(store, service_path, count, SHARED_LEASE)
+    sys.stdin.readline()
+    pause = threading.Event()
+    while store.records():
+        wait(executor.resume())
+        pause.wait(INTERVAL * 10)  # for a lease of a dead process to run out
+    executor.shutdown()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "sqlite":
+        run(SQLiteStore(sys.argv[2], queue=QUEUE), sys.argv[3], int(sys.argv[4]), LEASE)
+    else:
+        share(
+            PostgresStore(sys.argv[2], queue=sys.argv[3]), sys.argv[4], int(sys.argv[5])
+        )
