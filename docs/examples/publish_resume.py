@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +41,6 @@ from typing import Any
 
 import requests
 from publish import (
-    MAX_SEARCH,
     POLL_ATTEMPTS,
     PUBLISH_ATTEMPTS,
     REQUEST_TIMEOUT,
@@ -50,9 +49,14 @@ from publish import (
     ServiceUnavailable,
     TaskClient,
 )
-from task_service import TaskServer, add_service_arguments, service_from_arguments
+from task_service import (
+    MAX_SEARCH,
+    TaskServer,
+    add_service_arguments,
+    service_from_arguments,
+)
 
-from fluent_executors import ExceptionRetryPolicy, Executors, PollExecutor
+from fluent_executors import ExceptionRetryPolicy, Executors
 from fluent_executors.stores import SQLiteStore
 
 OWNER = "publisher-1"
@@ -163,7 +167,7 @@ def publish_durably(
                 os.kill(os.getpid(), signal.SIGKILL)
             return PublishedTask(task_id=task["task_id"], object_id=object_id)
 
-        poll_executor: PollExecutor[PublishedTask] = Executors.thread_pool(
+        poll_executor = Executors.thread_pool(
             max_workers=workers, name="publish"
         ).with_poll(
             client.poll_tasks,
@@ -189,8 +193,8 @@ def publish_durably(
         futures: dict[str, Future[PublishedTask]] = {}
         counts = Counter[str]()
         if resume:
-            for future, stored in poll_executor.resume().items():
-                futures[stored.result["object_id"]] = future
+            for resumed, stored in poll_executor.resume().items():
+                futures[stored.result["object_id"]] = resumed
                 counts["resumed"] += 1
             ended = journal.ended()
             for object_id in sorted(journal.started() - ended.keys() - futures.keys()):
@@ -211,14 +215,23 @@ def publish_durably(
                 futures[object_id] = executor.submit(start, object_id)
                 counts["published"] += 1
         for object_id, future in futures.items():
-            future.add_done_callback(
-                lambda done, object_id=object_id: journal.end(object_id, _outcome(done))
-            )
+            future.add_done_callback(_recorder(journal, object_id))
         wait(futures.values())
         executor.shutdown()  # every done callback has run
     store.close()
     journal.close()
     return {name: counts[name] for name in ("resumed", "reconciled", "published")}
+
+
+def _recorder(
+    journal: Journal, object_id: str
+) -> Callable[[Future[PublishedTask]], None]:
+    """A done callback that notes in ``journal`` how ``object_id`` ended."""
+
+    def record(future: Future[PublishedTask]) -> None:
+        journal.end(object_id, _outcome(future))
+
+    return record
 
 
 def _outcome(future: Future[PublishedTask]) -> str:
@@ -388,7 +401,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        description="Kill the publishing process part-way and resume in a new one."
+    )
     parser.add_argument("--tasks", type=int, default=500, help="objects to publish")
     parser.add_argument(
         "--crash-after",
