@@ -208,13 +208,16 @@ def demo(session: nox.Session) -> None:
     """Run the remote-task demo, docs/examples/publish.py (nox -s demo -- --help):
     with the given options, or twice, polling with searches and then with an async
     request per task; then, without options, its async twin on trio
-    (docs/examples/aio_publish.py: one httpx.AsyncClient, 500 tasks)."""
+    (docs/examples/aio_publish.py: one httpx.AsyncClient, 500 tasks), and the
+    crash-and-resume run (docs/examples/publish_resume.py: the publishing process
+    killed part-way, its tasks resumed from an SQLite store in a new one)."""
     session.install(".[demo,aio]", "trio")
     runs = [session.posargs] if session.posargs else [[], ["--poll", "status"]]
     for options in runs:
         session.run("python", "docs/examples/publish.py", *options)
     if not session.posargs:
         session.run("python", "docs/examples/aio_publish.py", "--tasks", "500")
+        session.run("python", "docs/examples/publish_resume.py", "--tasks", "500")
 
 
 @nox.session(name="release-check")

@@ -4,6 +4,7 @@ over HTTP on 127.0.0.1."""
 from __future__ import annotations
 
 import importlib
+import signal
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -365,6 +366,7 @@ def test_service_counts_requests_per_endpoint(task_service: Any) -> None:
         task_service.STATUS: 1,
         task_service.CANCEL: 0,
         task_service.SEARCH: 0,
+        task_service.OBJECT_TASKS: 0,
     }
 
 
@@ -481,3 +483,30 @@ def test_the_poll_retry_policy_waits_at_least_the_retry_after(
     assert policy.sleep_time(1, failed) == 7.0
     assert policy.sleep_time(1, other) == 0.1
     assert policy.absorbed == 2
+
+
+def test_crash_and_resume_publishes_each_object_once(examples: None) -> None:
+    publish_resume = importlib.import_module("publish_resume")
+    accounting = publish_resume.run(
+        [
+            "--tasks",
+            "40",
+            "--crash-after",
+            "15",
+            "--publish-503-rate",
+            "0",
+            *QUICK_TASKS,
+        ]
+    )
+
+    assert accounting.crash_status == -signal.SIGKILL
+    assert accounting.started >= 15
+    # The 15th task is started and the process killed before its record is written.
+    assert accounting.lost_in_window >= 1
+    assert accounting.resumed == accounting.stored
+    assert accounting.reconciled == accounting.lost_in_window
+    assert sum(accounting.outcomes.values()) == 40
+    assert accounting.publishes == {1: 40}
+    assert accounting.accounted == 40
+    assert accounting.twice == 0
+    assert "published twice: 0" in accounting.report()

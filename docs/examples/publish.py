@@ -81,6 +81,7 @@ class PublishedTask(TypedDict):
     cancel function receive for each future."""
 
     task_id: int
+    object_id: NotRequired[str]  # the object published, where the caller adds it
 
 
 class TaskState(TypedDict):

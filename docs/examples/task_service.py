@@ -13,6 +13,8 @@ The HTTP API, JSON in and out:
 - ``GET /tasks/<task_id>``: the task, ``{"task_id": 1, "state": "running"}``.
 - ``DELETE /tasks/<task_id>`` cancels a task that has not ended: 200 and the task;
   409 if it has ended.
+- ``GET /object/<id>/tasks``: the ids of the tasks started for an object,
+  ``[1]`` (``[]`` if none): a client that lost track of a publish asks with it.
 - ``POST /tasks/search`` with ``{"task_id": [1, 2]}``: a list of those tasks, each
   as above, with an ``error`` message when the state is ``error``; 400 for more
   than :data:`MAX_SEARCH` ids; or, at the given rate, 503 with ``Retry-After: 1``
@@ -70,7 +72,8 @@ PUBLISH = "POST /object/<id>/publish"
 STATUS = "GET /tasks/<task_id>"
 CANCEL = "DELETE /tasks/<task_id>"
 SEARCH = "POST /tasks/search"
-ENDPOINTS = (PUBLISH, STATUS, CANCEL, SEARCH)
+OBJECT_TASKS = "GET /object/<id>/tasks"
+ENDPOINTS = (PUBLISH, STATUS, CANCEL, SEARCH, OBJECT_TASKS)
 
 DEFAULT_MIN_DURATION = 1.0
 DEFAULT_MAX_DURATION = 8.0
@@ -168,6 +171,7 @@ class TaskService:
         self._search_random = random.Random(seed)
         self._task_ids = itertools.count(1)
         self._tasks: dict[int, _Task] = {}
+        self._object_tasks: dict[str, list[int]] = {}
         self._requests: Counter[str] = Counter()
         self._answered_503: Counter[str] = Counter()
         self._urls = Map(
@@ -176,6 +180,9 @@ class TaskService:
                 Rule("/tasks/<int:task_id>", methods=["GET"], endpoint=STATUS),
                 Rule("/tasks/<int:task_id>", methods=["DELETE"], endpoint=CANCEL),
                 Rule("/tasks/search", methods=["POST"], endpoint=SEARCH),
+                Rule(
+                    "/object/<object_id>/tasks", methods=["GET"], endpoint=OBJECT_TASKS
+                ),
             ]
         )
         self._handlers: dict[str, Callable[..., Response]] = {
@@ -183,6 +190,7 @@ class TaskService:
             STATUS: self._status,
             CANCEL: self._cancel,
             SEARCH: self._search,
+            OBJECT_TASKS: self._object_tasks_of,
         }
 
     def request_counts(self) -> dict[str, int]:
@@ -190,6 +198,11 @@ class TaskService:
         :data:`ENDPOINTS`. Requests that match no endpoint are not counted."""
         with self._lock:
             return {endpoint: self._requests[endpoint] for endpoint in ENDPOINTS}
+
+    def publishes(self) -> dict[str, int]:
+        """Return how many tasks were started for each object published so far."""
+        with self._lock:
+            return {name: len(ids) for name, ids in self._object_tasks.items()}
 
     def answered_503(self) -> dict[str, int]:
         """Return how many requests of each endpoint were answered ``503 Service
@@ -227,6 +240,7 @@ class TaskService:
                 error=f"could not publish object {object_id!r}" if fails else None,
             )
             self._tasks[task.task_id] = task
+            self._object_tasks.setdefault(object_id, []).append(task.task_id)
         return _json({"task_id": task.task_id}, status=202)
 
     def _status(self, request: Request, task_id: int) -> Response:
@@ -243,6 +257,10 @@ class TaskService:
             task.cancelled = True
             body = task.to_json(now)
         return _json(body)
+
+    def _object_tasks_of(self, request: Request, object_id: str) -> Response:
+        with self._lock:
+            return _json(list(self._object_tasks.get(object_id, [])))
 
     def _search(self, request: Request) -> Response:
         task_ids = _task_ids(request.get_json(silent=True))
