@@ -47,9 +47,24 @@ _expose_pyenv_pythons()
 def tests(session: nox.Session) -> None:
     """Run the test suite (pytest and hypothesis), in one process per core, at
     most 4 (pytest-xdist); arguments after ``--`` go to pytest, and ``-- -n 0``
-    runs it in one process."""
+    runs it in one process. Each Python runs ten SIGKILL trials of durable
+    polling of its own (tests/test_durable_crash.py; pytest alone runs 50)."""
     session.install("-e", ".[test]")
+    session.env["FLUENT_EXECUTORS_CRASH_TRIALS"] = _crash_trials(
+        PYTHONS.index(str(session.python))
+    )
     session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", *session.posargs)
+
+
+CRASH_TRIALS_PER_SESSION = 10
+
+
+def _crash_trials(index: int) -> str:
+    """The seeds of the SIGKILL trials of the ``index``-th test session, as
+    ``first:stop``: ten of their own, so that one run of every session makes more
+    than the 50 that pytest alone makes, and none twice."""
+    first = index * CRASH_TRIALS_PER_SESSION
+    return f"{first}:{first + CRASH_TRIALS_PER_SESSION}"
 
 
 # The newest Python whose private fields the library reads (the last of
@@ -69,6 +84,7 @@ def tests_portable(session: nox.Session) -> None:
     build (docs/contributing.rst)."""
     session.install("-e", ".[test]")
     session.env["FLUENT_EXECUTORS_PORTABLE"] = "1"
+    session.env["FLUENT_EXECUTORS_CRASH_TRIALS"] = _crash_trials(len(PYTHONS))
     session.run("pytest", "--numprocesses=auto", "--maxprocesses=4", *session.posargs)
 
 
