@@ -83,11 +83,12 @@ class AsyncExecutor(Generic[R]):
 
     ``async with executor:`` starts what the chain needs (the poll loop of each
     ``with_poll`` layer, a task of the executor's own task group on the caller's
-    event loop), each time from a fresh state: leaving the block refuses new runs
-    with ``RuntimeError``, waits for the runs under way through any layer of the
-    chain, then stops the poll loops; the block may then be entered again, on the
-    same event loop or another (see :ref:`aio-block`). A chain without
-    ``with_poll`` runs without the block too.
+    event loop): leaving the block refuses new runs with ``RuntimeError``, waits
+    for the runs under way through any layer of the chain, then stops the poll
+    loops; the block may then be entered again, on the same event loop (which
+    keeps rate-limit windows and pauses) or another (which starts the chain
+    afresh; see :ref:`aio-block`). A chain without ``with_poll`` runs without
+    the block too.
 
     One executor serves one event loop at a time: while a block or a run holds
     its chain to a loop, a run from another thread's loop raises
@@ -306,8 +307,9 @@ class AsyncExecutor(Generic[R]):
     # -- the block -------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        """Start the poll loops of the chain in a task group of this executor,
-        each layer of the chain from a fresh state.
+        """Start the poll loops of the chain in a task group of this executor
+        (each poll layer from a fresh state; every layer afresh if it served
+        another event loop, else as the last block left it).
 
         Raises:
             RuntimeError: the executor is in its block already; a poll layer of
@@ -329,10 +331,12 @@ class AsyncExecutor(Generic[R]):
                 "another block"
             )
         for layer in self._layers:
-            if not layer.busy():
+            if layer.loop != loop:  # not busy (checked above): another loop's state
                 layer.loop = loop
                 layer.fresh()
             layer.blocks += 1
+        for poll in self._polls:
+            poll.fresh()  # a new poll loop for this block
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
