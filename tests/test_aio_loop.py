@@ -365,6 +365,52 @@ async def test_a_run_in_flight_binds_a_chain_to_its_loop(anyio_backend: Any) -> 
     assert "another thread" in str(outcome[0])
 
 
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_two_threads_at_once_never_both_take_the_chain(
+    backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    executor = AsyncExecutors.inline()
+    layer = executor._layers[0]  # its check, where both threads are made to meet
+    checked = layer.busy
+    barrier = threading.Barrier(2, timeout=1.0)  # met only if the check is unlocked
+
+    def busy_once_both_check() -> bool:
+        busy = checked()  # read by both threads before either goes on
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
+        return busy
+
+    monkeypatch.setattr(layer, "busy", busy_once_both_check)
+    one_ended = threading.Event()
+    entered: list[int] = []
+    outcome: list[BaseException | None] = []
+
+    async def work() -> None:
+        entered.append(1)
+        if len(entered) == 1:  # the first run holds the chain till the other ends
+            await anyio.to_thread.run_sync(one_ended.wait, 10)
+
+    def in_a_thread() -> None:
+        try:
+            anyio.run(executor.run, work, backend=backend)
+            outcome.append(None)
+        except BaseException as error:  # the thread's own loop: its outcome
+            outcome.append(error)
+        finally:
+            one_ended.set()
+
+    threads = [threading.Thread(target=in_a_thread) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert len(outcome) == 2
+    errors = [error for error in outcome if error is not None]
+    assert len(errors) == 1, outcome
+    assert isinstance(errors[0], RuntimeError), outcome
+    assert "one executor serves one event loop at a time" in str(errors[0])
+
+
 def test_an_executor_built_once_serves_one_loop_after_another() -> None:
     def poll(descriptors: list[PollDescriptor[Any]]) -> float:
         for descriptor in descriptors:
