@@ -740,6 +740,38 @@ async def test_an_adaptive_rate_limit_halves_the_rate_after_too_many(
     assert all(b - a >= least for a, b in zip(starts, starts[2:], strict=False))
 
 
+async def test_blocks_on_the_same_loop_keep_the_window_and_a_pause(
+    unit: float, anyio_backend: Any
+) -> None:
+    """A new block on the loop of the last keeps its rate-limit window and its
+    ``Retry-After`` pause (another loop only starts the chain afresh)."""
+    period, hint = 50 * unit, 100 * unit  # hint: 100 s on trio, 1 s on asyncio
+    times: list[float] = []
+
+    async def limited() -> None:
+        times.append(anyio.current_time())
+        raise TooManyRequests(f"{hint:g}")
+
+    async def work() -> None:
+        times.append(anyio.current_time())
+
+    windowed = AsyncExecutors.inline().with_rate_limit(1, period)
+    paused = AsyncExecutors.inline().with_rate_limit(10, period, adaptive=True)
+    with anyio.fail_after(10 * hint):
+        for _ in range(2):
+            async with windowed:
+                await windowed.run(work)
+        async with paused:
+            with pytest.raises(TooManyRequests):
+                await paused.run(limited)
+        async with paused:
+            await paused.run(work)
+    # On a real clock a sleep may end a little early: half is far from none.
+    slack = 1.0 if anyio_backend[0] == "trio" else 0.5
+    assert times[1] - times[0] >= period * slack
+    assert times[3] - times[2] >= hint * slack
+
+
 async def test_an_adaptive_rate_limit_pauses_for_a_hint_up_to_max_pause(
     unit: float,
 ) -> None:

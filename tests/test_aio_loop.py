@@ -109,21 +109,22 @@ async def test_a_poll_function_asking_for_no_delay_lets_fail_after_fire(
     executor = AsyncExecutors.inline().with_poll(poll_asking_for(kind, calls))
     ticks = 0
 
-    async def ticker() -> None:
+    async def ticker(scope: anyio.CancelScope) -> None:
         nonlocal ticks
-        while True:
+        while ticks < 3:
             await anyio.sleep(0.001)
             ticks += 1
+        scope.deadline = anyio.current_time()  # the loop ran us: fail_after, fire now
 
     async def block() -> None:
-        with anyio.fail_after(0.1):
+        with anyio.fail_after(5) as scope:  # generous: a descheduled process passes
             async with executor, anyio.create_task_group() as group:
-                group.start_soon(ticker)
+                group.start_soon(ticker, scope)
                 await executor.run(start)
 
     with pytest.raises(TimeoutError):
         await block()
-    assert ticks > 0
+    assert ticks == 3
     assert len(calls) < HELD
 
 
@@ -363,6 +364,52 @@ async def test_a_run_in_flight_binds_a_chain_to_its_loop(anyio_backend: Any) -> 
     assert len(outcome) == 1
     assert isinstance(outcome[0], RuntimeError), outcome
     assert "another thread" in str(outcome[0])
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_two_threads_at_once_never_both_take_the_chain(
+    backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    executor = AsyncExecutors.inline()
+    layer = executor._layers[0]  # its check, where both threads are made to meet
+    checked = layer.busy
+    barrier = threading.Barrier(2, timeout=1.0)  # met only if the check is unlocked
+
+    def busy_once_both_check() -> bool:
+        busy = checked()  # read by both threads before either goes on
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait()
+        return busy
+
+    monkeypatch.setattr(layer, "busy", busy_once_both_check)
+    one_ended = threading.Event()
+    entered: list[int] = []
+    outcome: list[BaseException | None] = []
+
+    async def work() -> None:
+        entered.append(1)
+        if len(entered) == 1:  # the first run holds the chain till the other ends
+            await anyio.to_thread.run_sync(one_ended.wait, 10)
+
+    def in_a_thread() -> None:
+        try:
+            anyio.run(executor.run, work, backend=backend)
+            outcome.append(None)
+        except BaseException as error:  # the thread's own loop: its outcome
+            outcome.append(error)
+        finally:
+            one_ended.set()
+
+    threads = [threading.Thread(target=in_a_thread) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert len(outcome) == 2
+    errors = [error for error in outcome if error is not None]
+    assert len(errors) == 1, outcome
+    assert isinstance(errors[0], RuntimeError), outcome
+    assert "one executor serves one event loop at a time" in str(errors[0])
 
 
 def test_an_executor_built_once_serves_one_loop_after_another() -> None:

@@ -8,6 +8,7 @@ import itertools
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from fluent_executors.aio import AsyncExecutors
@@ -70,6 +71,37 @@ async def test_at_most_buffersize_runs_ahead_of_the_consumer() -> None:
                     break
     assert peak <= 3
     assert len(started) <= 50 + 3
+
+
+async def test_a_huge_input_without_buffersize_never_holds_the_loop() -> None:
+    ticks = 0
+    read = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.lowlevel.checkpoint()
+
+    def inputs() -> Any:  # endless, but for the ticker (or a bound, on failure)
+        nonlocal read
+        while ticks < 3 and read < 20_000:
+            read += 1
+            yield read
+
+    async def nothing(value: int) -> None:
+        pass
+
+    executor = AsyncExecutors.inline()
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            group.start_soon(ticker)
+            async with executor.map(nothing, inputs()) as results:
+                async for _ in results:
+                    pass
+            group.cancel_scope.cancel()
+    assert ticks >= 3
+    assert read < 20_000  # the ticker ran while the input was read
 
 
 async def test_leaving_the_block_cancels_the_runs_left() -> None:

@@ -70,6 +70,13 @@ class Loop(NamedTuple):
     thread: int  # the ident of the thread it runs in
 
 
+# The take-and-count bookkeeping of every chain (a layer may be in several chains):
+# the check that a chain serves the caller's loop and the counts that hold it there
+# change together, even when two threads' loops call at once. Never held across an
+# await or user code.
+_BOOKS = threading.Lock()
+
+
 def current_loop() -> Loop:
     """The event loop of the calling task."""
     return Loop(anyio.lowlevel.current_token(), threading.get_ident())
@@ -83,11 +90,12 @@ class AsyncExecutor(Generic[R]):
 
     ``async with executor:`` starts what the chain needs (the poll loop of each
     ``with_poll`` layer, a task of the executor's own task group on the caller's
-    event loop), each time from a fresh state: leaving the block refuses new runs
-    with ``RuntimeError``, waits for the runs under way through any layer of the
-    chain, then stops the poll loops; the block may then be entered again, on the
-    same event loop or another (see :ref:`aio-block`). A chain without
-    ``with_poll`` runs without the block too.
+    event loop): leaving the block refuses new runs with ``RuntimeError``, waits
+    for the runs under way through any layer of the chain, then stops the poll
+    loops; the block may then be entered again, on the same event loop (which
+    keeps rate-limit windows and pauses) or another (which starts the chain
+    afresh; see :ref:`aio-block`). A chain without ``with_poll`` runs without
+    the block too.
 
     One executor serves one event loop at a time: while a block or a run holds
     its chain to a loop, a run from another thread's loop raises
@@ -161,11 +169,13 @@ class AsyncExecutor(Generic[R]):
                 descriptor, raised.
         """
         check_callable("fn", fn)
-        self._take(current_loop())
+        loop = current_loop()
         layers = self._layers
-        for layer in layers:
-            layer.runs += 1
-        self._runs += 1
+        with _BOOKS:
+            self._take(loop)
+            for layer in layers:
+                layer.runs += 1
+            self._runs += 1
         try:
             return await self._run(fn, args, kwargs)
         except anyio.get_cancelled_exc_class():
@@ -175,13 +185,17 @@ class AsyncExecutor(Generic[R]):
             self._failed += 1
             raise
         finally:
-            self._done += 1
-            self._runs -= 1
-            for layer in layers:
-                layer.runs -= 1
-                if not layer.runs and layer.idle is not None:
-                    layer.idle.set()
-                    layer.idle = None
+            idle: list[anyio.Event] = []
+            with _BOOKS:
+                self._done += 1
+                self._runs -= 1
+                for layer in layers:
+                    layer.runs -= 1
+                    if not layer.runs and layer.idle is not None:
+                        idle.append(layer.idle)
+                        layer.idle = None
+            for event in idle:
+                event.set()
 
     async def _run(
         self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -195,7 +209,8 @@ class AsyncExecutor(Generic[R]):
 
     def _take(self, loop: Loop) -> None:
         """Check that a run may begin on ``loop`` (raise ``RuntimeError`` if
-        not), and make the layers that served another loop start afresh."""
+        not), and make the layers that served another loop start afresh. Under
+        ``_BOOKS``."""
         for layer in self._layers:
             if layer.loop != loop and layer.busy():
                 raise self._foreign(layer.loop, loop)
@@ -306,8 +321,9 @@ class AsyncExecutor(Generic[R]):
     # -- the block -------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        """Start the poll loops of the chain in a task group of this executor,
-        each layer of the chain from a fresh state.
+        """Start the poll loops of the chain in a task group of this executor
+        (each poll layer from a fresh state; every layer afresh if it served
+        another event loop, else as the last block left it).
 
         Raises:
             RuntimeError: the executor is in its block already; a poll layer of
@@ -320,19 +336,22 @@ class AsyncExecutor(Generic[R]):
                 "already (an executor is in one block at a time)"
             )
         loop = current_loop()
-        for layer in self._layers:
-            if layer.loop != loop and layer.busy():
-                raise self._foreign(layer.loop, loop)
-        if any(poll.blocks for poll in self._polls):
-            raise RuntimeError(
-                f"a poll layer of async executor {self.name!r} was started by "
-                "another block"
-            )
-        for layer in self._layers:
-            if not layer.busy():
-                layer.loop = loop
-                layer.fresh()
-            layer.blocks += 1
+        with _BOOKS:
+            for layer in self._layers:
+                if layer.loop != loop and layer.busy():
+                    raise self._foreign(layer.loop, loop)
+            if any(poll.blocks for poll in self._polls):
+                raise RuntimeError(
+                    f"a poll layer of async executor {self.name!r} was started by "
+                    "another block"
+                )
+            for layer in self._layers:
+                if layer.loop != loop:  # not busy (checked above): another loop's
+                    layer.loop = loop
+                    layer.fresh()
+                layer.blocks += 1
+            for poll in self._polls:
+                poll.fresh()  # a new poll loop for this block
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
@@ -406,8 +425,9 @@ class AsyncExecutor(Generic[R]):
         for poll in self._polls:
             poll.stopped()
             poll.closing = False
-        for layer in self._layers:
-            layer.blocks -= 1
+        with _BOOKS:
+            for layer in self._layers:
+                layer.blocks -= 1
         self._loops.clear()
         self._group = None
         self._closing = False

@@ -6,8 +6,10 @@ bottom, else a coroutine function that runs the layers inside.
 
 A layer serves one event loop at a time: the executors whose chain holds it count
 on it the runs under way through it and the blocks open around it, and make it
-start afresh (:meth:`Layer.fresh`: limiters, windows, clocks) as a new block
-begins or another loop takes it up."""
+start afresh (:meth:`Layer.fresh`: limiters, windows, clocks) as another loop
+takes it up; on the same loop it keeps its state from block to block (a
+rate-limit window, a ``Retry-After`` pause). A poll layer starts afresh at each
+block, with its new poll loop."""
 
 from __future__ import annotations
 
@@ -56,8 +58,8 @@ class Layer:
         return bool(self.runs or self.blocks)
 
     def fresh(self) -> None:
-        """Start afresh (a new block, or another event loop): drop what belongs
-        to an event loop."""
+        """Start afresh (another event loop, or a poll layer's new block): drop
+        what belongs to an event loop."""
 
     async def run(self, call: Callable[[], Any]) -> Any:
         """Run ``call`` (the function, or the layers inside) as this layer does,
@@ -75,7 +77,7 @@ class Inline(Layer):
 class _Limited(Layer):
     """A layer with an ``anyio.CapacityLimiter`` of ``total`` tokens, made on the
     event loop at its first use (anyio makes one only inside a loop), anew for
-    each block or loop."""
+    each loop."""
 
     def __init__(self, total: int) -> None:
         super().__init__()

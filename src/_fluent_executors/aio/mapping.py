@@ -9,6 +9,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from ..public import publish
 
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 __all__ = ["AsyncMap"]
 
 T = TypeVar("T")
+
+# Without a buffersize, the feed reads this many inputs between checkpoints.
+_CHECKPOINT_EVERY = 100
 
 
 class _Slot:
@@ -97,10 +101,14 @@ class AsyncMap(Generic[T]):
         assert group is not None
         room = self._room
         inputs = zip(*self._iterables, strict=False)  # as map() does
+        read = 0
         with send, contextlib.suppress(anyio.BrokenResourceError):  # no consumer
             while True:
+                read += 1
                 if room is not None:
                     await room.acquire()
+                elif not read % _CHECKPOINT_EVERY:  # a huge input never holds the loop
+                    await anyio.lowlevel.checkpoint()
                 slot = _Slot()
                 try:
                     args = next(inputs, None)
