@@ -541,3 +541,39 @@ def test_the_leases_of_resumed_records_are_renewed(
         assert store.next("renew") == 30.0  # at once
         clock.advance(10.0)
         assert store.next("renew") == 30.0  # and every third of the lease
+
+
+def test_a_future_cancelled_as_it_enters_polling_leaves_no_record(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = sqlite(recording=True)
+    service = Service()
+    futures: list[Any] = []
+
+    def cancel_then_arrive(descriptor: PollDescriptor[Any]) -> int:
+        if descriptor.result == "t1":  # cancelled after it entered polling
+            assert futures[0].cancel()
+        return arrived(descriptor)
+
+    start = threading.Event()
+
+    def started(value: str) -> str:
+        assert start.wait(TIMEOUT)
+        return value
+
+    with Executors.thread_pool(1) as delegate:
+        executor = PollExecutor(delegate, service, store=store, lease=LEASE)
+        executors.append(executor)
+        keeper = executor._poller.keeper
+        arrived = keeper.arrived
+        keeper.arrived = cancel_then_arrive
+        futures.append(executor.submit(started, "t1"))
+        start.set()
+        with pytest.raises(CancelledError):
+            futures[0].result(timeout=TIMEOUT)
+        later = executor.submit(identity, "t2")  # a sync after the cancel
+        service.finish("t2")
+        assert later.result(timeout=TIMEOUT) == "T2"
+        executor.shutdown(wait=True)
+
+    assert store.records() == []

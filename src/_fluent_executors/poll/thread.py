@@ -133,6 +133,13 @@ class PollThread(DriverBase):
             return
         keeper = self.keeper
         queued = HELD if keeper is None else keeper.arrived(descriptor)
+        if keeper is not None and future.done():
+            # Cancelled between enter_polling() and arrived(): its forget() found
+            # nothing to drop, so this one drops the record (idempotent).
+            if keeper.forget(descriptor):
+                with self._cond:
+                    self._cond.notify()
+            return
         if queued == WAKE:  # the poll thread writes its record, then polls it
             with self._cond:
                 self._cond.notify()
