@@ -577,3 +577,55 @@ def test_a_future_cancelled_as_it_enters_polling_leaves_no_record(
         executor.shutdown(wait=True)
 
     assert store.records() == []
+
+
+def test_resume_returns_no_future_for_the_executors_own_records(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = sqlite(recording=True)
+    polls: queue.Queue[list[Any]] = queue.Queue()
+    executor = PollExecutor(
+        Executors.sync(), waiting_poll(polls), store=store, lease=LEASE
+    )
+    executors.append(executor)
+    executor.attach("mine")
+    assert polls.get(timeout=TIMEOUT) == ["mine"]  # its record is written
+
+    assert executor.resume() == {}
+
+    stats = executor.stats()
+    assert (stats.submitted, stats.cancelled) == (1, 0)
+
+
+class FinishingAsItClaims(Recording):
+    """A Recording that runs ``between`` after each claim, before resume()
+    adopts the records it returned."""
+
+    between: Any = None
+
+    def claim(self, lease: float, limit: int | None = None, *, mine: bool) -> Any:
+        tasks = super().claim(lease, limit, mine=mine)
+        if self.between is not None:
+            self.between()
+        return tasks
+
+
+def test_resume_takes_no_record_whose_future_ends_as_it_claims(
+    executors: list[Any], sqlite: Any
+) -> None:
+    clock = Clock()
+    sqlite(clock=clock).add([NewRecord("k", "t")], LEASE)
+    clock.now += LEASE
+    store = FinishingAsItClaims(sqlite(clock=clock))
+    service = Service()
+    executor = PollExecutor(Executors.sync(), service, store=store, lease=LEASE)
+    executors.append(executor)
+    ((future, _),) = executor.resume().items()  # "k" is held here now
+
+    def finish() -> None:  # after the claim that returned "k" again
+        service.finish("t")
+        assert future.result(timeout=TIMEOUT) == "T"
+
+    store.between = finish
+
+    assert executor.resume() == {}

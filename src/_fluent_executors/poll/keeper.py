@@ -74,6 +74,10 @@ class StoreKeeper:
         self._keys: dict[PollDescriptor[Any], str] = {}
         self._held: dict[str, PollDescriptor[Any]] = {}
         self._removals: list[str] = []  # of futures done since the last sync
+        # While resume() claims (how many at once): the keys forgotten meanwhile,
+        # which a claim may have returned, and which are not to be adopted.
+        self._claims = 0
+        self._forgotten: set[str] = set()
         self._renewed_at: float | None = None  # the driver's clock
         self._failing = False  # the store failed at the last call
         self._now = 0.0  # the time of the sync under way
@@ -107,7 +111,7 @@ class StoreKeeper:
             ran out and it claimed it back): ``descriptor`` is not needed.
         """
         with self._lock:
-            if task.key in self._held:
+            if self._holds(task.key):
                 return False
             self._keys[descriptor] = task.key
             self._held[task.key] = descriptor
@@ -128,6 +132,8 @@ class StoreKeeper:
                 return False
             del self._held[key]
             self._removals.append(key)
+            if self._claims:
+                self._forgotten.add(key)
             return len(self._removals) == 1
 
     def pending(self) -> bool:
@@ -252,12 +258,37 @@ class StoreKeeper:
                 self.store.close()
 
     def claim(self, limit: int | None) -> list[StoredTask]:
-        """The records whose lease has run out, now held here (``resume()``).
+        """The records whose lease has run out, now held here (``resume()``),
+        but those this keeper wrote or holds (or held since the claim began),
+        which are polled here already. Unless it raises, :meth:`end_claim` is
+        to be called once the records are adopted.
 
         Raises:
             StoreError: none was taken.
         """
-        return self.store.claim(self.lease, limit, mine=True)
+        with self._lock:
+            self._claims += 1
+        try:
+            tasks = self.store.claim(self.lease, limit, mine=True)
+        except BaseException:
+            self.end_claim()
+            raise
+        with self._lock:
+            return [task for task in tasks if not self._holds(task.key)]
+
+    def end_claim(self) -> None:
+        """The records of a :meth:`claim` are adopted."""
+        with self._lock:
+            self._claims -= 1
+            if not self._claims:
+                self._forgotten.clear()
+
+    def _holds(self, key: str) -> bool:
+        """Whether the record ``key`` is this keeper's own (written here), or
+        held, or was held since a claim began (under the lock)."""
+        return (
+            key.startswith(self._prefix) or key in self._held or key in self._forgotten
+        )
 
     def _put_back(self, unwritten: dict[PollDescriptor[Any], str]) -> None:
         """After a failed write: those not done since are written next time."""
