@@ -398,11 +398,29 @@ def test_resume_without_a_store_is_refused(executors: list[Any]) -> None:
         executor.resume()
 
 
+class WithoutRecords:
+    """Half a store: the calls of a poll executor, but not ``records``,
+    ``close`` and ``owner``."""
+
+    def add(self, records: Any, lease: float) -> Any:
+        return {}
+
+    def remove(self, keys: Any) -> None:
+        pass
+
+    def renew(self, lease: float) -> int:
+        return 0
+
+    def claim(self, lease: float, limit: int | None = None, *, mine: bool) -> Any:
+        return []
+
+
 @pytest.mark.parametrize(
     ("options", "error", "named"),
     [
         ({"store": 3}, TypeError, "store"),
         ({"store": object()}, TypeError, "store"),
+        ({"store": WithoutRecords()}, TypeError, "store"),
         ({"lease": 0}, ValueError, "lease"),
         ({"lease": "1"}, TypeError, "lease"),
     ],
@@ -629,3 +647,34 @@ def test_resume_takes_no_record_whose_future_ends_as_it_claims(
     store.between = finish
 
     assert executor.resume() == {}
+
+
+class AnsweringNone(Recording):
+    """A Recording whose first ``add`` answers ``None`` (not a dict)."""
+
+    broken = True
+
+    def add(self, records: Any, lease: float) -> Any:
+        broken, self.broken = self.broken, False
+        answer = super().add(records, lease)
+        return None if broken else answer
+
+
+def test_a_store_that_answers_wrongly_is_a_contained_failure(
+    executors: list[Any], sqlite: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = AnsweringNone(sqlite())
+    service = Service()
+    executor = PollExecutor(
+        Executors.sync(), service, store=store, lease=LEASE, default_interval=0.01
+    )
+    executors.append(executor)
+    with caplog.at_level(logging.WARNING, "fluent_executors.poll"):
+        future = executor.submit(identity, "t")
+        store.next("add")  # answered None
+        service.finish("t")
+
+        assert future.result(timeout=TIMEOUT) == "T"  # the poll thread lives on
+    (record,) = [r for r in caplog.records if "failed to write" in r.getMessage()]
+    assert record.exc_info is not None
+    assert "not a dict" in str(record.exc_info[1])

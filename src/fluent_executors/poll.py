@@ -436,10 +436,13 @@ def _open_store(store: Store | str | os.PathLike[str], name: str) -> tuple[Store
         from .stores import SQLiteStore
 
         return SQLiteStore(store, queue=name), True
-    methods = ("add", "remove", "renew", "claim")
-    if not all(callable(getattr(store, method, None)) for method in methods):
+    methods = ("add", "remove", "renew", "claim", "records", "close")
+    if not all(callable(getattr(store, method, None)) for method in methods) or (
+        not isinstance(getattr(store, "owner", None), str)
+    ):
         raise TypeError(
             "store must be a path (an SQLite file) or a store "
-            f"(fluent_executors.stores.Store), got {type(store).__name__}"
+            f"(fluent_executors.stores.Store: {', '.join(methods)} and a str "
+            f"owner), got {type(store).__name__}"
         )
     return store, False

@@ -57,6 +57,7 @@ class StoreKeeper:
         name: str,
     ) -> None:
         self.store = store
+        self._owner = store.owner
         self._owned = owned
         self.lease = lease
         self._retry_interval = retry_interval
@@ -190,7 +191,7 @@ class StoreKeeper:
         written: list[PollDescriptor[Any]] = []
         if unwritten:
             records = [NewRecord(key, d.result) for d, key in unwritten.items()]
-            failed = self._call("write", self.store.add, records, self.lease)
+            failed = self._call("write", self._add, records)
             if failed is None:  # nothing written: again at the next sync
                 self._put_back(unwritten)
             else:
@@ -217,7 +218,7 @@ class StoreKeeper:
         let go of those another process took over."""
         with self._lock:  # (a forget meanwhile moves a key to the removals)
             expected = len(self._held) + len(self._removals)
-        held = self._call("renew", self.store.renew, self.lease)
+        held = self._call("renew", self._renew_leases)
         if held is None:
             return
         self._renewed_at = now
@@ -228,10 +229,9 @@ class StoreKeeper:
         """Fail the futures whose records another process holds now (their lease
         ran out: the store failed, or this process stalled, for longer than the
         lease), without removing the records: that process polls them."""
-        records = self._call("read", self.store.records)
-        if records is None:
+        mine = self._call("read", self._mine)
+        if mine is None:
             return
-        mine = {task.key for task in records if task.owner == self.store.owner}
         with self._lock:
             lost = [(key, d) for key, d in self._held.items() if key not in mine]
             for key, descriptor in lost:
@@ -255,7 +255,7 @@ class StoreKeeper:
             self.sync(now)
         finally:
             if self._owned:
-                self.store.close()
+                self._call("close", self.store.close)
 
     def claim(self, limit: int | None) -> list[StoredTask]:
         """The records whose lease has run out, now held here (``resume()``),
@@ -300,10 +300,37 @@ class StoreKeeper:
                 else:  # done meanwhile: never written, nothing to remove
                     self._removals.remove(key)
 
+    # The store's calls whose answers are read, each answer checked: a user's
+    # store that answers wrongly fails the call (contained by _call).
+
+    def _add(self, records: list[NewRecord]) -> dict[str, BaseException]:
+        failed = self.store.add(records, self.lease)
+        if not isinstance(failed, dict) or not all(
+            isinstance(error, BaseException) for error in failed.values()
+        ):
+            raise TypeError(
+                f"store.add() returned {failed!r}, not a dict of RecordError by key"
+            )
+        return failed
+
+    def _renew_leases(self) -> int:
+        held = self.store.renew(self.lease)
+        if not isinstance(held, int):
+            raise TypeError(f"store.renew() returned {held!r}, not an int")
+        return held
+
+    def _mine(self) -> set[str]:
+        """The keys of the records this owner holds."""
+        records = self.store.records()
+        if not isinstance(records, list):
+            raise TypeError(f"store.records() returned {records!r}, not a list")
+        return {task.key for task in records if task.owner == self._owner}
+
     def _call(self, what: str, method: Any, *args: Any) -> Any:
         """``method(*args)``; ``None`` if the store failed (logged once an
-        outage, and counted; a store of the user's that raises anything else is
-        contained alike): no sync before the retry interval has passed."""
+        outage, and counted; a store of the user's that raises anything else, or
+        answers wrongly, is contained alike): no sync before the retry interval
+        has passed."""
         try:
             answer = method(*args)
         except BaseException:  # StoreError, or a user's store's own bug

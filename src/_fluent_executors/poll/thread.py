@@ -264,16 +264,23 @@ class PollThread(DriverBase):
         try:
             self._loop_polls()
         finally:
-            if self.keeper is not None:  # the records of the futures done last
-                self.keeper.finish(clock.monotonic())
-            with self._lock:  # none is left unless the thread failed: answer them
-                cancels, self._cancels = self._cancels, []
-            for answer, reply in cancels:
-                getattr(answer, "close", lambda: None)()  # a coroutine never awaited
-                reply(False)
-            if self._loop is not None:  # of async poll or cancel functions
-                self._loop.close()
-                self._loop = None
+            try:
+                if self.keeper is not None:  # the records of the futures done last
+                    self.keeper.finish(clock.monotonic())
+            finally:
+                self._end()
+
+    def _end(self) -> None:
+        """The poll thread ends: answer the cancels left (none unless the thread
+        failed), close the event loop."""
+        with self._lock:
+            cancels, self._cancels = self._cancels, []
+        for answer, reply in cancels:
+            getattr(answer, "close", lambda: None)()  # a coroutine never awaited
+            reply(False)
+        if self._loop is not None:  # of async poll or cancel functions
+            self._loop.close()
+            self._loop = None
 
     def _loop_polls(self) -> None:
         core, cond, keeper = self.core, self._cond, self.keeper
