@@ -328,28 +328,34 @@ def test_a_corrupt_record_and_an_intent_resume_as_failed_futures(
     assert store.removed(2) == ["bad", "i"]
 
 
-def test_a_failing_store_leaves_the_futures_pending_and_logs_once(
+def test_a_failing_store_leaves_the_futures_pending_backs_off_and_logs_once(
     executors: list[Any], sqlite: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = sqlite(recording=True)
     store.failing = True
     service = Service()
-    executor = PollExecutor(
-        Executors.sync(), service, default_interval=0.01, store=store, lease=LEASE
-    )
-    executors.append(executor)
-
-    with caplog.at_level(logging.WARNING, "fluent_executors.poll"):
+    with virtual_time() as clock, caplog.at_level(
+        logging.WARNING, "fluent_executors.poll"
+    ):
+        executor = PollExecutor(
+            Executors.sync(), service, default_interval=0.0, store=store, lease=LEASE
+        )
+        executors.append(executor)
         future = executor.submit(identity, "t1")
-        for _ in range(3):  # tried again and again
+        store.next("add")  # failed at 0 s
+        for retry_after in (0.5, 1.0, 2.0):  # a floor, then twice as long each time
+            clock.advance(retry_after - 0.01)
+            assert store.calls.empty()
+            clock.advance(0.01)
             store.next("add")
         assert service.calls.empty()  # not polled before it is stored
         assert not future.done()
         store.failing = False
         service.finish("t1")
+        clock.advance(4.0)
 
         assert future.result(timeout=TIMEOUT) == "T1"
-    assert executor.stats().store_errors >= 3
+    assert executor.stats().store_errors == 4
     messages = [r.getMessage() for r in caplog.records]
     assert len([m for m in messages if "failed to write" in m]) == 1
     assert len([m for m in messages if "works again" in m]) == 1

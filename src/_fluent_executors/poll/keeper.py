@@ -33,6 +33,10 @@ __all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper"]
 # What StoreKeeper.arrived answers.
 HELD, QUEUED, WAKE = 0, 1, 2
 
+# A store that fails is tried again after max(retry_interval, RETRY_FLOOR)
+# seconds, twice as long after each failure in a row, up to RETRY_CAP seconds.
+RETRY_FLOOR, RETRY_CAP = 0.5, 30.0
+
 
 class StoreKeeper:
     """The records of one poll executor's futures in its store.
@@ -42,7 +46,9 @@ class StoreKeeper:
         owned: whether the executor made the store (from a path): it is closed
             as the poll thread ends.
         lease: seconds a record is held for after each write or renewal.
-        retry_interval: seconds between tries of a store that failed.
+        retry_interval: seconds before the first retry of a store that failed
+            (at least :data:`RETRY_FLOOR`; doubled after each failure in a row,
+            up to :data:`RETRY_CAP`).
         logger: where to log an outage of the store.
         name: the executor's name, in the messages.
     """
@@ -60,7 +66,8 @@ class StoreKeeper:
         self._owner = store.owner
         self._owned = owned
         self.lease = lease
-        self._retry_interval = retry_interval
+        self._retry_interval = max(retry_interval, RETRY_FLOOR)
+        self._failures = 0  # in a row
         self._retry_at = -math.inf  # after a failure: no sync before then
         self._logger = logger
         self._name = name
@@ -335,18 +342,22 @@ class StoreKeeper:
             answer = method(*args)
         except BaseException:  # StoreError, or a user's store's own bug
             self.errors += 1
-            self._retry_at = self._now + self._retry_interval
+            self._retry_at = self._now + min(
+                self._retry_interval * 2.0 ** min(self._failures, 64), RETRY_CAP
+            )
+            self._failures += 1
             if not self._failing:
                 self._failing = True
                 self._logger.warning(
                     "store of poll executor %r failed to %s; its futures stay "
-                    "pending and the store is tried again each round (logged once per "
-                    "outage)",
+                    "pending and the store is tried again, less and less often (logged "
+                    "once per outage)",
                     self._name,
                     what,
                     exc_info=True,
                 )
             return None
+        self._failures = 0
         if self._failing:
             self._failing = False
             self._logger.warning(
