@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -457,3 +458,57 @@ def test_sqlite_writes_one_statement_per_call(tmp_path: Path) -> None:
 
     transactions = ("BEGIN IMMEDIATE", "COMMIT")
     assert len([s for s in statements if s not in transactions]) == 4
+
+
+class FailingConnection:
+    """An SQLite connection whose next statement starting with ``failing``
+    raises ``error``, after a rollback of SQLite's own if ``rolled_back``."""
+
+    def __init__(
+        self, db: Any, failing: str, error: str, *, rolled_back: bool = False
+    ) -> None:
+        self.db, self.failing, self.error = db, failing, error
+        self.rolled_back = rolled_back
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self.db.in_transaction)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if self.failing and sql.startswith(self.failing):
+            self.failing = ""
+            if self.rolled_back:
+                self.db.execute("ROLLBACK")
+            raise sqlite3.OperationalError(self.error)
+        return self.db.execute(sql, *args)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def test_an_sqlite_commit_that_fails_leaves_no_transaction_open(
+    tmp_path: Path,
+) -> None:
+    with SQLiteStore(tmp_path / "t.db") as store:
+        store._db = FailingConnection(store._db, "COMMIT", "disk I/O error")
+        with pytest.raises(StoreError, match="disk I/O error"):
+            store.add([NewRecord("k1", 1)], LEASE)
+
+        store.add([NewRecord("k2", 2)], LEASE)  # the next call works
+
+        assert [t.key for t in store.records()] == ["k2"]
+
+
+def test_an_sqlite_error_after_sqlites_own_rollback_is_the_one_raised(
+    tmp_path: Path,
+) -> None:
+    with SQLiteStore(tmp_path / "t.db") as store:
+        store._db = FailingConnection(
+            store._db, "INSERT", "database or disk is full", rolled_back=True
+        )
+        with pytest.raises(StoreError, match="disk is full"):
+            store.add([NewRecord("k1", 1)], LEASE)
+
+        store.add([NewRecord("k2", 2)], LEASE)
+
+        assert [t.key for t in store.records()] == ["k2"]

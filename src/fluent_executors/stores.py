@@ -141,10 +141,11 @@ class SQLiteStore(SQLStore):
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
+            db.execute("COMMIT")  # (if it fails, the transaction is still open)
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # (SQLite rolls back itself on some errors)
+                db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
 
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
         """Write ``records``, in one statement for them all, passed as one JSON
