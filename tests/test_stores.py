@@ -512,3 +512,13 @@ def test_an_sqlite_error_after_sqlites_own_rollback_is_the_one_raised(
         store.add([NewRecord("k2", 2)], LEASE)
 
         assert [t.key for t in store.records()] == ["k2"]
+
+
+def test_an_sqlite_library_older_than_3_35_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 34, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.34.1")
+
+    with pytest.raises(RuntimeError, match=r"SQLite 3\.35 or later.*3\.34\.1"):
+        SQLiteStore(tmp_path / "t.db")

@@ -58,7 +58,8 @@ class SQLiteStore(SQLStore):
     transaction (``BEGIN IMMEDIATE``): two processes claiming at once take turns,
     and never both get a record. A call waits up to ``timeout`` seconds for
     another process's write to end, then raises
-    :class:`~fluent_executors.stores.StoreError`.
+    :class:`~fluent_executors.stores.StoreError`. It needs SQLite 3.35 or
+    later (``sqlite3.sqlite_version``), for ``RETURNING``, upserts and JSON.
 
     Args:
         path: the file (``str`` or path-like), made if missing. A network file
@@ -85,6 +86,7 @@ class SQLiteStore(SQLStore):
         ValueError: ``queue`` or ``owner`` is empty; ``timeout`` is negative or
             NaN.
         StoreError: the file cannot be opened, or its table made.
+        RuntimeError: the SQLite library is older than 3.35.
 
     .. versionadded:: 0.2.0
     """
@@ -107,6 +109,11 @@ class SQLiteStore(SQLStore):
             )
         wait = check_non_negative("timeout", timeout, finite=True)
         super().__init__(queue=queue, serializer=serializer, owner=owner, clock=clock)
+        if sqlite3.sqlite_version_info < (3, 35):
+            raise RuntimeError(
+                "SQLiteStore needs SQLite 3.35 or later (RETURNING, upserts, JSON); "
+                f"this Python's sqlite3 has {sqlite3.sqlite_version}"
+            )
         self._path = os.fspath(path)
         try:
             # Autocommit (isolation_level=None): each call says BEGIN IMMEDIATE.
