@@ -684,3 +684,15 @@ def test_a_store_that_answers_wrongly_is_a_contained_failure(
     (record,) = [r for r in caplog.records if "failed to write" in r.getMessage()]
     assert record.exc_info is not None
     assert "not a dict" in str(record.exc_info[1])
+
+
+def test_a_store_opened_from_a_path_is_closed_without_a_poll_thread(
+    tmp_path: Path,
+) -> None:
+    executor = PollExecutor(Executors.sync(), Service(), store=tmp_path / "t.db")
+    store = executor._poller.keeper.store
+
+    executor.shutdown(wait=True)  # no future: its poll thread never started
+
+    with pytest.raises(StoreError, match="closed"):
+        store.records()

@@ -261,8 +261,13 @@ class StoreKeeper:
         try:
             self.sync(now)
         finally:
-            if self._owned:
-                self._call("close", self.store.close)
+            self.close()
+
+    def close(self) -> None:
+        """Close the store if the executor made it (:meth:`finish` does, or the
+        executor that ends without having started its poll thread)."""
+        if self._owned:
+            self._call("close", self.store.close)
 
     def claim(self, limit: int | None) -> list[StoredTask]:
         """The records whose lease has run out, now held here (``resume()``),

@@ -198,6 +198,9 @@ class PollThread(DriverBase):
         with self._cond:
             self._stopping = True
             self._cond.notify()
+            started = self._thread is not None
+        if not started and self.keeper is not None:  # no thread to close it
+            self.keeper.close()
 
     def cancel_all(self) -> None:
         """Cancel every outstanding future, now and as each one enters polling.
