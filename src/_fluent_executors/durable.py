@@ -149,7 +149,9 @@ class Store(Protocol):
     written, and then did nothing. ``lease`` is in seconds (a float > 0); lease
     times are wall-clock seconds since the epoch, compared across processes and
     machines. :class:`~fluent_executors.SQLiteStore` and
-    :class:`~fluent_executors.PostgresStore` are the library's stores.
+    :class:`~fluent_executors.PostgresStore` are the library's stores. One store
+    object serves one poll executor: executors sharing one would share its owner,
+    and take each other's records; give each its own.
 
     .. versionadded:: 0.2.0
     """

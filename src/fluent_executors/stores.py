@@ -60,6 +60,8 @@ class SQLiteStore(SQLStore):
     another process's write to end, then raises
     :class:`~fluent_executors.stores.StoreError`. It needs SQLite 3.35 or
     later (``sqlite3.sqlite_version``), for ``RETURNING``, upserts and JSON.
+    One store object serves one poll executor (its owner is the executor's);
+    executors sharing a file each open a store of their own.
 
     Args:
         path: the file (``str`` or path-like), made if missing. A network file
@@ -245,7 +247,9 @@ class PostgresStore(SQLStore):
     SKIP LOCKED``, so that processes claiming at once take different records
     without waiting for each other. A connection lost (the server restarted) is
     made again at the next call; the call that found it lost raises
-    :class:`~fluent_executors.stores.StoreError`.
+    :class:`~fluent_executors.stores.StoreError`. One store object serves one
+    poll executor (its owner is the executor's); executors sharing a database
+    each open a store of their own.
 
     Args:
         conninfo: the connection string (``str``), as psycopg's ``connect``
