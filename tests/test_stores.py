@@ -5,6 +5,7 @@ move, never on sleeps."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sqlite3
@@ -377,6 +378,17 @@ def test_an_sqlite_file_that_cannot_be_opened_raises_store_error(
 ) -> None:
     with pytest.raises(StoreError, match="cannot open"):
         SQLiteStore(tmp_path / "missing" / "t.db")
+
+
+def test_an_sqlite_file_that_is_no_database_raises_store_error_and_is_closed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.db"
+    path.write_bytes(b"not a database" * 100)
+    with pytest.raises(StoreError, match="make its table") as raised:
+        SQLiteStore(path)
+    del raised
+    gc.collect()  # an open connection would warn here (ResourceWarning)
 
 
 def test_an_sqlite_store_locked_by_another_writer_raises_store_error(

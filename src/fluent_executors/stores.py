@@ -124,17 +124,22 @@ class SQLiteStore(SQLStore):
             )
         except sqlite3.Error as error:
             raise StoreError(f"cannot open {self._path!r}: {error}") from error
-        with self._calling("make its table"):
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(
-                f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
-                "queue TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, "
-                "data TEXT, label TEXT)"
-            )
-            self._db.execute(
-                f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} (queue, expires)"
-            )
+        try:
+            with self._calling("make its table"):
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.execute(
+                    f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
+                    "queue TEXT NOT NULL, owner TEXT NOT NULL, "
+                    "expires REAL NOT NULL, data TEXT, label TEXT)"
+                )
+                self._db.execute(
+                    f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} "
+                    "(queue, expires)"
+                )
+        except BaseException:
+            self.close()  # (the connection is open)
+            raise
 
     @property
     def path(self) -> str:
@@ -294,20 +299,24 @@ class PostgresStore(SQLStore):
         self._driver_errors = (psycopg.Error,)
         self._conninfo = conninfo
         self._db: Any = None
-        with self._calling("make its table"):
-            db = self._connection()
-            with db.transaction():
-                # Two processes making the table at once would collide.
-                db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (TABLE,))
-                db.execute(
-                    f"CREATE TABLE IF NOT EXISTS {TABLE} (key text PRIMARY KEY, "
-                    "queue text NOT NULL, owner text NOT NULL, "
-                    "expires double precision NOT NULL, data text, label text)"
-                )
-                db.execute(
-                    f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} "
-                    "(queue, expires)"
-                )
+        try:
+            with self._calling("make its table"):
+                db = self._connection()
+                with db.transaction():
+                    # Two processes making the table at once would collide.
+                    db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (TABLE,))
+                    db.execute(
+                        f"CREATE TABLE IF NOT EXISTS {TABLE} (key text PRIMARY KEY, "
+                        "queue text NOT NULL, owner text NOT NULL, "
+                        "expires double precision NOT NULL, data text, label text)"
+                    )
+                    db.execute(
+                        f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} "
+                        "(queue, expires)"
+                    )
+        except BaseException:
+            self.close()  # (the connection may be open)
+            raise
 
     def _connection(self) -> Any:
         """The connection, made again if it was lost (the caller holds the lock)."""
