@@ -534,3 +534,24 @@ def test_an_sqlite_library_older_than_3_35_is_refused(
 
     with pytest.raises(RuntimeError, match=r"SQLite 3\.35 or later.*3\.34\.1"):
         SQLiteStore(tmp_path / "t.db")
+
+
+def test_an_sqlite_store_reads_the_clock_once_it_holds_the_write_lock(
+    tmp_path: Path,
+) -> None:
+    events: list[str] = []
+
+    def clock() -> float:
+        events.append("clock")
+        return 1_800_000_000.0
+
+    with SQLiteStore(tmp_path / "t.db", clock=clock) as store:
+        store._db.set_trace_callback(events.append)
+        store.add([NewRecord("k", "t")], LEASE)
+        store.renew(LEASE)
+        store.claim(LEASE)
+
+    begins = [i for i, event in enumerate(events) if event == "BEGIN IMMEDIATE"]
+    assert len(begins) == 3
+    for begin in begins:  # a wait for the lock does not shorten the lease
+        assert events[begin + 1] == "clock"

@@ -352,9 +352,10 @@ class SQLStore(Store):
         """Close the connection (once, under the lock)."""
         raise NotImplementedError
 
-    def _expiry(self, lease: object) -> tuple[float, float]:
-        """The time now and the lease's end, after checking ``lease``."""
-        seconds = check_lease(lease)
+    def _expiry(self, seconds: float) -> tuple[float, float]:
+        """The time now and the end of a lease of ``seconds`` (checked by
+        :func:`check_lease`). Read within the call, once its locks are held: a
+        wait for them would shorten the lease."""
         now = float(self._clock())
         return now, now + seconds
 

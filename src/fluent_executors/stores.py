@@ -30,6 +30,7 @@ from _fluent_executors.durable import (
     Store,
     StoredTask,
     StoreError,
+    check_lease,
 )
 from _fluent_executors.wrapper import check_non_negative
 
@@ -164,11 +165,12 @@ class SQLiteStore(SQLStore):
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
         """Write ``records``, in one statement for them all, passed as one JSON
         array (see :meth:`fluent_executors.stores.Store.add`)."""
-        _, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         rows, failed = self._encode(records)
         if rows:
             # (WHERE true: an upsert's SELECT needs one, else ON reads as a join's)
             with self._calling("add records"), self._transaction() as db:
+                _, expires = self._expiry(seconds)
                 db.execute(
                     f"INSERT INTO {TABLE} (key, queue, owner, expires, data, label) "
                     "SELECT json_extract(value, '$[0]'), ?, ?, ?, "
@@ -195,9 +197,10 @@ class SQLiteStore(SQLStore):
     def renew(self, lease: float) -> int:
         """Extend this owner's leases, in one statement (see
         :meth:`fluent_executors.stores.Store.renew`)."""
-        _, expires = self._expiry(lease)
-        with self._calling("renew leases"):
-            cursor = self._db.execute(
+        seconds = check_lease(lease)
+        with self._calling("renew leases"), self._transaction() as db:
+            _, expires = self._expiry(seconds)
+            cursor = db.execute(
                 f"UPDATE {TABLE} SET expires = ? WHERE queue = ? AND owner = ?",
                 (expires, self._queue, self._owner),
             )
@@ -208,9 +211,10 @@ class SQLiteStore(SQLStore):
     ) -> list[StoredTask]:
         """Take over the expired records, in one statement (see
         :meth:`fluent_executors.stores.Store.claim`)."""
-        now, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         size = _check_limit(limit)
         with self._calling("claim records"), self._transaction() as db:
+            now, expires = self._expiry(seconds)
             rows = db.execute(
                 f"UPDATE {TABLE} SET owner = ?, expires = ? WHERE key IN "
                 f"(SELECT key FROM {TABLE} WHERE queue = ? AND "
@@ -339,11 +343,12 @@ class PostgresStore(SQLStore):
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
         """Write ``records``, in one statement for them all (see
         :meth:`fluent_executors.stores.Store.add`)."""
-        _, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         rows, failed = self._encode(records)
         if rows:
             keys, data, labels = (list(column) for column in zip(*rows, strict=True))
             with self._calling("add records"):
+                _, expires = self._expiry(seconds)
                 self._run(
                     f"INSERT INTO {TABLE} (key, queue, owner, expires, data, label) "
                     "SELECT k, %s, %s, %s, d, l "
@@ -366,8 +371,9 @@ class PostgresStore(SQLStore):
     def renew(self, lease: float) -> int:
         """Extend this owner's leases, in one statement (see
         :meth:`fluent_executors.stores.Store.renew`)."""
-        _, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         with self._calling("renew leases"):
+            _, expires = self._expiry(seconds)
             cursor = self._run(
                 f"UPDATE {TABLE} SET expires = %s WHERE queue = %s AND owner = %s",
                 (expires, self._queue, self._owner),
@@ -379,9 +385,10 @@ class PostgresStore(SQLStore):
     ) -> list[StoredTask]:
         """Take over the expired records, in one statement (``FOR UPDATE SKIP
         LOCKED``; see :meth:`fluent_executors.stores.Store.claim`)."""
-        now, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         size = _check_limit(limit)
         with self._calling("claim records"):
+            now, expires = self._expiry(seconds)
             rows = self._run(
                 f"WITH due AS (SELECT key FROM {TABLE} WHERE queue = %s AND "
                 "(expires <= %s OR owner = %s) ORDER BY expires LIMIT %s "
