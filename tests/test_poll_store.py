@@ -334,8 +334,9 @@ def test_a_failing_store_leaves_the_futures_pending_backs_off_and_logs_once(
     store = sqlite(recording=True)
     store.failing = True
     service = Service()
-    with virtual_time() as clock, caplog.at_level(
-        logging.WARNING, "fluent_executors.poll"
+    with (
+        virtual_time() as clock,
+        caplog.at_level(logging.WARNING, "fluent_executors.poll"),
     ):
         executor = PollExecutor(
             Executors.sync(), service, default_interval=0.0, store=store, lease=LEASE

@@ -315,7 +315,7 @@ class StoreKeeper:
     # The store's calls whose answers are read, each answer checked: a user's
     # store that answers wrongly fails the call (contained by _call).
 
-    def _add(self, records: list[NewRecord]) -> dict[str, BaseException]:
+    def _add(self, records: list[NewRecord]) -> dict[str, RecordError]:
         failed = self.store.add(records, self.lease)
         if not isinstance(failed, dict) or not all(
             isinstance(error, BaseException) for error in failed.values()
