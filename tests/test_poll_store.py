@@ -328,28 +328,35 @@ def test_a_corrupt_record_and_an_intent_resume_as_failed_futures(
     assert store.removed(2) == ["bad", "i"]
 
 
-def test_a_failing_store_leaves_the_futures_pending_and_logs_once(
+def test_a_failing_store_leaves_the_futures_pending_backs_off_and_logs_once(
     executors: list[Any], sqlite: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
     store = sqlite(recording=True)
     store.failing = True
     service = Service()
-    executor = PollExecutor(
-        Executors.sync(), service, default_interval=0.01, store=store, lease=LEASE
-    )
-    executors.append(executor)
-
-    with caplog.at_level(logging.WARNING, "fluent_executors.poll"):
+    with (
+        virtual_time() as clock,
+        caplog.at_level(logging.WARNING, "fluent_executors.poll"),
+    ):
+        executor = PollExecutor(
+            Executors.sync(), service, default_interval=0.0, store=store, lease=LEASE
+        )
+        executors.append(executor)
         future = executor.submit(identity, "t1")
-        for _ in range(3):  # tried again and again
+        store.next("add")  # failed at 0 s
+        for retry_after in (0.5, 1.0, 2.0):  # a floor, then twice as long each time
+            clock.advance(retry_after - 0.01)
+            assert store.calls.empty()
+            clock.advance(0.01)
             store.next("add")
         assert service.calls.empty()  # not polled before it is stored
         assert not future.done()
         store.failing = False
         service.finish("t1")
+        clock.advance(4.0)
 
         assert future.result(timeout=TIMEOUT) == "T1"
-    assert executor.stats().store_errors >= 3
+    assert executor.stats().store_errors == 4
     messages = [r.getMessage() for r in caplog.records]
     assert len([m for m in messages if "failed to write" in m]) == 1
     assert len([m for m in messages if "works again" in m]) == 1
@@ -398,11 +405,29 @@ def test_resume_without_a_store_is_refused(executors: list[Any]) -> None:
         executor.resume()
 
 
+class WithoutRecords:
+    """Half a store: the calls of a poll executor, but not ``records``,
+    ``close`` and ``owner``."""
+
+    def add(self, records: Any, lease: float) -> Any:
+        return {}
+
+    def remove(self, keys: Any) -> None:
+        pass
+
+    def renew(self, lease: float) -> int:
+        return 0
+
+    def claim(self, lease: float, limit: int | None = None, *, mine: bool) -> Any:
+        return []
+
+
 @pytest.mark.parametrize(
     ("options", "error", "named"),
     [
         ({"store": 3}, TypeError, "store"),
         ({"store": object()}, TypeError, "store"),
+        ({"store": WithoutRecords()}, TypeError, "store"),
         ({"lease": 0}, ValueError, "lease"),
         ({"lease": "1"}, TypeError, "lease"),
     ],
@@ -541,3 +566,134 @@ def test_the_leases_of_resumed_records_are_renewed(
         assert store.next("renew") == 30.0  # at once
         clock.advance(10.0)
         assert store.next("renew") == 30.0  # and every third of the lease
+
+
+def test_a_future_cancelled_as_it_enters_polling_leaves_no_record(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = sqlite(recording=True)
+    service = Service()
+    futures: list[Any] = []
+
+    def cancel_then_arrive(descriptor: PollDescriptor[Any]) -> int:
+        if descriptor.result == "t1":  # cancelled after it entered polling
+            assert futures[0].cancel()
+        return arrived(descriptor)
+
+    start = threading.Event()
+
+    def started(value: str) -> str:
+        assert start.wait(TIMEOUT)
+        return value
+
+    with Executors.thread_pool(1) as delegate:
+        executor = PollExecutor(delegate, service, store=store, lease=LEASE)
+        executors.append(executor)
+        keeper = executor._poller.keeper
+        arrived = keeper.arrived
+        keeper.arrived = cancel_then_arrive
+        futures.append(executor.submit(started, "t1"))
+        start.set()
+        with pytest.raises(CancelledError):
+            futures[0].result(timeout=TIMEOUT)
+        later = executor.submit(identity, "t2")  # a sync after the cancel
+        service.finish("t2")
+        assert later.result(timeout=TIMEOUT) == "T2"
+        executor.shutdown(wait=True)
+
+    assert store.records() == []
+
+
+def test_resume_returns_no_future_for_the_executors_own_records(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = sqlite(recording=True)
+    polls: queue.Queue[list[Any]] = queue.Queue()
+    executor = PollExecutor(
+        Executors.sync(), waiting_poll(polls), store=store, lease=LEASE
+    )
+    executors.append(executor)
+    executor.attach("mine")
+    assert polls.get(timeout=TIMEOUT) == ["mine"]  # its record is written
+
+    assert executor.resume() == {}
+
+    stats = executor.stats()
+    assert (stats.submitted, stats.cancelled) == (1, 0)
+
+
+class FinishingAsItClaims(Recording):
+    """A Recording that runs ``between`` after each claim, before resume()
+    adopts the records it returned."""
+
+    between: Any = None
+
+    def claim(self, lease: float, limit: int | None = None, *, mine: bool) -> Any:
+        tasks = super().claim(lease, limit, mine=mine)
+        if self.between is not None:
+            self.between()
+        return tasks
+
+
+def test_resume_takes_no_record_whose_future_ends_as_it_claims(
+    executors: list[Any], sqlite: Any
+) -> None:
+    clock = Clock()
+    sqlite(clock=clock).add([NewRecord("k", "t")], LEASE)
+    clock.now += LEASE
+    store = FinishingAsItClaims(sqlite(clock=clock))
+    service = Service()
+    executor = PollExecutor(Executors.sync(), service, store=store, lease=LEASE)
+    executors.append(executor)
+    ((future, _),) = executor.resume().items()  # "k" is held here now
+
+    def finish() -> None:  # after the claim that returned "k" again
+        service.finish("t")
+        assert future.result(timeout=TIMEOUT) == "T"
+
+    store.between = finish
+
+    assert executor.resume() == {}
+
+
+class AnsweringNone(Recording):
+    """A Recording whose first ``add`` answers ``None`` (not a dict)."""
+
+    broken = True
+
+    def add(self, records: Any, lease: float) -> Any:
+        broken, self.broken = self.broken, False
+        answer = super().add(records, lease)
+        return None if broken else answer
+
+
+def test_a_store_that_answers_wrongly_is_a_contained_failure(
+    executors: list[Any], sqlite: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = AnsweringNone(sqlite())
+    service = Service()
+    executor = PollExecutor(
+        Executors.sync(), service, store=store, lease=LEASE, default_interval=0.01
+    )
+    executors.append(executor)
+    with caplog.at_level(logging.WARNING, "fluent_executors.poll"):
+        future = executor.submit(identity, "t")
+        store.next("add")  # answered None
+        service.finish("t")
+
+        assert future.result(timeout=TIMEOUT) == "T"  # the poll thread lives on
+    (record,) = [r for r in caplog.records if "failed to write" in r.getMessage()]
+    assert record.exc_info is not None
+    assert "not a dict" in str(record.exc_info[1])
+
+
+def test_a_store_opened_from_a_path_is_closed_without_a_poll_thread(
+    tmp_path: Path,
+) -> None:
+    executor = PollExecutor(Executors.sync(), Service(), store=tmp_path / "t.db")
+    store = executor._poller.keeper.store
+
+    executor.shutdown(wait=True)  # no future: its poll thread never started
+
+    with pytest.raises(StoreError, match="closed"):
+        store.records()

@@ -5,8 +5,10 @@ move, never on sleeps."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
+import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -378,6 +380,17 @@ def test_an_sqlite_file_that_cannot_be_opened_raises_store_error(
         SQLiteStore(tmp_path / "missing" / "t.db")
 
 
+def test_an_sqlite_file_that_is_no_database_raises_store_error_and_is_closed(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "t.db"
+    path.write_bytes(b"not a database" * 100)
+    with pytest.raises(StoreError, match="make its table") as raised:
+        SQLiteStore(path)
+    del raised
+    gc.collect()  # an open connection would warn here (ResourceWarning)
+
+
 def test_an_sqlite_store_locked_by_another_writer_raises_store_error(
     tmp_path: Path,
 ) -> None:
@@ -457,3 +470,88 @@ def test_sqlite_writes_one_statement_per_call(tmp_path: Path) -> None:
 
     transactions = ("BEGIN IMMEDIATE", "COMMIT")
     assert len([s for s in statements if s not in transactions]) == 4
+
+
+class FailingConnection:
+    """An SQLite connection whose next statement starting with ``failing``
+    raises ``error``, after a rollback of SQLite's own if ``rolled_back``."""
+
+    def __init__(
+        self, db: Any, failing: str, error: str, *, rolled_back: bool = False
+    ) -> None:
+        self.db, self.failing, self.error = db, failing, error
+        self.rolled_back = rolled_back
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self.db.in_transaction)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if self.failing and sql.startswith(self.failing):
+            self.failing = ""
+            if self.rolled_back:
+                self.db.execute("ROLLBACK")
+            raise sqlite3.OperationalError(self.error)
+        return self.db.execute(sql, *args)
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def test_an_sqlite_commit_that_fails_leaves_no_transaction_open(
+    tmp_path: Path,
+) -> None:
+    with SQLiteStore(tmp_path / "t.db") as store:
+        store._db = FailingConnection(store._db, "COMMIT", "disk I/O error")
+        with pytest.raises(StoreError, match="disk I/O error"):
+            store.add([NewRecord("k1", 1)], LEASE)
+
+        store.add([NewRecord("k2", 2)], LEASE)  # the next call works
+
+        assert [t.key for t in store.records()] == ["k2"]
+
+
+def test_an_sqlite_error_after_sqlites_own_rollback_is_the_one_raised(
+    tmp_path: Path,
+) -> None:
+    with SQLiteStore(tmp_path / "t.db") as store:
+        store._db = FailingConnection(
+            store._db, "INSERT", "database or disk is full", rolled_back=True
+        )
+        with pytest.raises(StoreError, match="disk is full"):
+            store.add([NewRecord("k1", 1)], LEASE)
+
+        store.add([NewRecord("k2", 2)], LEASE)
+
+        assert [t.key for t in store.records()] == ["k2"]
+
+
+def test_an_sqlite_library_older_than_3_35_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 34, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.34.1")
+
+    with pytest.raises(RuntimeError, match=r"SQLite 3\.35 or later.*3\.34\.1"):
+        SQLiteStore(tmp_path / "t.db")
+
+
+def test_an_sqlite_store_reads_the_clock_once_it_holds_the_write_lock(
+    tmp_path: Path,
+) -> None:
+    events: list[str] = []
+
+    def clock() -> float:
+        events.append("clock")
+        return 1_800_000_000.0
+
+    with SQLiteStore(tmp_path / "t.db", clock=clock) as store:
+        store._db.set_trace_callback(events.append)
+        store.add([NewRecord("k", "t")], LEASE)
+        store.renew(LEASE)
+        store.claim(LEASE)
+
+    begins = [i for i, event in enumerate(events) if event == "BEGIN IMMEDIATE"]
+    assert len(begins) == 3
+    for begin in begins:  # a wait for the lock does not shorten the lease
+        assert events[begin + 1] == "clock"

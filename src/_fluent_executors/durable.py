@@ -149,7 +149,9 @@ class Store(Protocol):
     written, and then did nothing. ``lease`` is in seconds (a float > 0); lease
     times are wall-clock seconds since the epoch, compared across processes and
     machines. :class:`~fluent_executors.SQLiteStore` and
-    :class:`~fluent_executors.PostgresStore` are the library's stores.
+    :class:`~fluent_executors.PostgresStore` are the library's stores. One store
+    object serves one poll executor: executors sharing one would share its owner,
+    and take each other's records; give each its own.
 
     .. versionadded:: 0.2.0
     """
@@ -350,9 +352,10 @@ class SQLStore(Store):
         """Close the connection (once, under the lock)."""
         raise NotImplementedError
 
-    def _expiry(self, lease: object) -> tuple[float, float]:
-        """The time now and the lease's end, after checking ``lease``."""
-        seconds = check_lease(lease)
+    def _expiry(self, seconds: float) -> tuple[float, float]:
+        """The time now and the end of a lease of ``seconds`` (checked by
+        :func:`check_lease`). Read within the call, once its locks are held: a
+        wait for them would shorten the lease."""
         now = float(self._clock())
         return now, now + seconds
 

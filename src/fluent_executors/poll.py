@@ -335,25 +335,29 @@ class PollExecutor(WrapperExecutor[R]):
                 "PollExecutor(..., store=...)"
             )
         resumed: dict[ProxyFuture[Any], StoredTask] = {}
-        for task in keeper.claim(limit):
-            future, descriptor = self._attached(task.result)
-            if not keeper.adopt(task, descriptor):  # polled here already
-                future.cancel_now()
-                continue
-            resumed[future] = task
-            if task.error is not None:
-                future.fail(task.error)
-            elif task.intent:
-                future.fail(
-                    RecordError(
-                        task.key,
-                        f"its start call (label {task.label!r}) had not returned "
-                        "when the process that made it stopped: whether the remote "
-                        "task was started is unknown",
+        tasks = keeper.claim(limit)  # (without those polled here already)
+        try:
+            for task in tasks:
+                future, descriptor = self._attached(task.result)
+                if not keeper.adopt(task, descriptor):  # another resume() took it
+                    future.cancel_now()
+                    continue
+                resumed[future] = task
+                if task.error is not None:
+                    future.fail(task.error)
+                elif task.intent:
+                    future.fail(
+                        RecordError(
+                            task.key,
+                            f"its start call (label {task.label!r}) had not "
+                            "returned when the process that made it stopped: "
+                            "whether the remote task was started is unknown",
+                        )
                     )
-                )
-            else:
-                self._poller.start_polling(future, descriptor)
+                else:
+                    self._poller.start_polling(future, descriptor)
+        finally:
+            keeper.end_claim()
         return resumed
 
     def _wrapper_fields(self) -> dict[str, object]:
@@ -432,10 +436,13 @@ def _open_store(store: Store | str | os.PathLike[str], name: str) -> tuple[Store
         from .stores import SQLiteStore
 
         return SQLiteStore(store, queue=name), True
-    methods = ("add", "remove", "renew", "claim")
-    if not all(callable(getattr(store, method, None)) for method in methods):
+    methods = ("add", "remove", "renew", "claim", "records", "close")
+    if not all(callable(getattr(store, method, None)) for method in methods) or (
+        not isinstance(getattr(store, "owner", None), str)
+    ):
         raise TypeError(
             "store must be a path (an SQLite file) or a store "
-            f"(fluent_executors.stores.Store), got {type(store).__name__}"
+            f"(fluent_executors.stores.Store: {', '.join(methods)} and a str "
+            f"owner), got {type(store).__name__}"
         )
     return store, False

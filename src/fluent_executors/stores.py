@@ -30,6 +30,7 @@ from _fluent_executors.durable import (
     Store,
     StoredTask,
     StoreError,
+    check_lease,
 )
 from _fluent_executors.wrapper import check_non_negative
 
@@ -58,7 +59,10 @@ class SQLiteStore(SQLStore):
     transaction (``BEGIN IMMEDIATE``): two processes claiming at once take turns,
     and never both get a record. A call waits up to ``timeout`` seconds for
     another process's write to end, then raises
-    :class:`~fluent_executors.stores.StoreError`.
+    :class:`~fluent_executors.stores.StoreError`. It needs SQLite 3.35 or
+    later (``sqlite3.sqlite_version``), for ``RETURNING``, upserts and JSON.
+    One store object serves one poll executor (its owner is the executor's);
+    executors sharing a file each open a store of their own.
 
     Args:
         path: the file (``str`` or path-like), made if missing. A network file
@@ -85,6 +89,7 @@ class SQLiteStore(SQLStore):
         ValueError: ``queue`` or ``owner`` is empty; ``timeout`` is negative or
             NaN.
         StoreError: the file cannot be opened, or its table made.
+        RuntimeError: the SQLite library is older than 3.35.
 
     .. versionadded:: 0.2.0
     """
@@ -107,6 +112,11 @@ class SQLiteStore(SQLStore):
             )
         wait = check_non_negative("timeout", timeout, finite=True)
         super().__init__(queue=queue, serializer=serializer, owner=owner, clock=clock)
+        if sqlite3.sqlite_version_info < (3, 35):
+            raise RuntimeError(
+                "SQLiteStore needs SQLite 3.35 or later (RETURNING, upserts, JSON); "
+                f"this Python's sqlite3 has {sqlite3.sqlite_version}"
+            )
         self._path = os.fspath(path)
         try:
             # Autocommit (isolation_level=None): each call says BEGIN IMMEDIATE.
@@ -115,17 +125,22 @@ class SQLiteStore(SQLStore):
             )
         except sqlite3.Error as error:
             raise StoreError(f"cannot open {self._path!r}: {error}") from error
-        with self._calling("make its table"):
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(
-                f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
-                "queue TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, "
-                "data TEXT, label TEXT)"
-            )
-            self._db.execute(
-                f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} (queue, expires)"
-            )
+        try:
+            with self._calling("make its table"):
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=FULL")
+                self._db.execute(
+                    f"CREATE TABLE IF NOT EXISTS {TABLE} (key TEXT PRIMARY KEY, "
+                    "queue TEXT NOT NULL, owner TEXT NOT NULL, "
+                    "expires REAL NOT NULL, data TEXT, label TEXT)"
+                )
+                self._db.execute(
+                    f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} "
+                    "(queue, expires)"
+                )
+        except BaseException:
+            self.close()  # (the connection is open)
+            raise
 
     @property
     def path(self) -> str:
@@ -141,19 +156,21 @@ class SQLiteStore(SQLStore):
         db.execute("BEGIN IMMEDIATE")
         try:
             yield db
+            db.execute("COMMIT")  # (if it fails, the transaction is still open)
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # (SQLite rolls back itself on some errors)
+                db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
 
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
         """Write ``records``, in one statement for them all, passed as one JSON
         array (see :meth:`fluent_executors.stores.Store.add`)."""
-        _, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         rows, failed = self._encode(records)
         if rows:
             # (WHERE true: an upsert's SELECT needs one, else ON reads as a join's)
             with self._calling("add records"), self._transaction() as db:
+                _, expires = self._expiry(seconds)
                 db.execute(
                     f"INSERT INTO {TABLE} (key, queue, owner, expires, data, label) "
                     "SELECT json_extract(value, '$[0]'), ?, ?, ?, "
@@ -180,9 +197,10 @@ class SQLiteStore(SQLStore):
     def renew(self, lease: float) -> int:
         """Extend this owner's leases, in one statement (see
         :meth:`fluent_executors.stores.Store.renew`)."""
-        _, expires = self._expiry(lease)
-        with self._calling("renew leases"):
-            cursor = self._db.execute(
+        seconds = check_lease(lease)
+        with self._calling("renew leases"), self._transaction() as db:
+            _, expires = self._expiry(seconds)
+            cursor = db.execute(
                 f"UPDATE {TABLE} SET expires = ? WHERE queue = ? AND owner = ?",
                 (expires, self._queue, self._owner),
             )
@@ -193,9 +211,10 @@ class SQLiteStore(SQLStore):
     ) -> list[StoredTask]:
         """Take over the expired records, in one statement (see
         :meth:`fluent_executors.stores.Store.claim`)."""
-        now, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         size = _check_limit(limit)
         with self._calling("claim records"), self._transaction() as db:
+            now, expires = self._expiry(seconds)
             rows = db.execute(
                 f"UPDATE {TABLE} SET owner = ?, expires = ? WHERE key IN "
                 f"(SELECT key FROM {TABLE} WHERE queue = ? AND "
@@ -237,7 +256,9 @@ class PostgresStore(SQLStore):
     SKIP LOCKED``, so that processes claiming at once take different records
     without waiting for each other. A connection lost (the server restarted) is
     made again at the next call; the call that found it lost raises
-    :class:`~fluent_executors.stores.StoreError`.
+    :class:`~fluent_executors.stores.StoreError`. One store object serves one
+    poll executor (its owner is the executor's); executors sharing a database
+    each open a store of their own.
 
     Args:
         conninfo: the connection string (``str``), as psycopg's ``connect``
@@ -282,20 +303,24 @@ class PostgresStore(SQLStore):
         self._driver_errors = (psycopg.Error,)
         self._conninfo = conninfo
         self._db: Any = None
-        with self._calling("make its table"):
-            db = self._connection()
-            with db.transaction():
-                # Two processes making the table at once would collide.
-                db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (TABLE,))
-                db.execute(
-                    f"CREATE TABLE IF NOT EXISTS {TABLE} (key text PRIMARY KEY, "
-                    "queue text NOT NULL, owner text NOT NULL, "
-                    "expires double precision NOT NULL, data text, label text)"
-                )
-                db.execute(
-                    f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} "
-                    "(queue, expires)"
-                )
+        try:
+            with self._calling("make its table"):
+                db = self._connection()
+                with db.transaction():
+                    # Two processes making the table at once would collide.
+                    db.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (TABLE,))
+                    db.execute(
+                        f"CREATE TABLE IF NOT EXISTS {TABLE} (key text PRIMARY KEY, "
+                        "queue text NOT NULL, owner text NOT NULL, "
+                        "expires double precision NOT NULL, data text, label text)"
+                    )
+                    db.execute(
+                        f"CREATE INDEX IF NOT EXISTS {TABLE}_due ON {TABLE} "
+                        "(queue, expires)"
+                    )
+        except BaseException:
+            self.close()  # (the connection may be open)
+            raise
 
     def _connection(self) -> Any:
         """The connection, made again if it was lost (the caller holds the lock)."""
@@ -318,11 +343,12 @@ class PostgresStore(SQLStore):
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
         """Write ``records``, in one statement for them all (see
         :meth:`fluent_executors.stores.Store.add`)."""
-        _, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         rows, failed = self._encode(records)
         if rows:
             keys, data, labels = (list(column) for column in zip(*rows, strict=True))
             with self._calling("add records"):
+                _, expires = self._expiry(seconds)
                 self._run(
                     f"INSERT INTO {TABLE} (key, queue, owner, expires, data, label) "
                     "SELECT k, %s, %s, %s, d, l "
@@ -345,8 +371,9 @@ class PostgresStore(SQLStore):
     def renew(self, lease: float) -> int:
         """Extend this owner's leases, in one statement (see
         :meth:`fluent_executors.stores.Store.renew`)."""
-        _, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         with self._calling("renew leases"):
+            _, expires = self._expiry(seconds)
             cursor = self._run(
                 f"UPDATE {TABLE} SET expires = %s WHERE queue = %s AND owner = %s",
                 (expires, self._queue, self._owner),
@@ -358,9 +385,10 @@ class PostgresStore(SQLStore):
     ) -> list[StoredTask]:
         """Take over the expired records, in one statement (``FOR UPDATE SKIP
         LOCKED``; see :meth:`fluent_executors.stores.Store.claim`)."""
-        now, expires = self._expiry(lease)
+        seconds = check_lease(lease)
         size = _check_limit(limit)
         with self._calling("claim records"):
+            now, expires = self._expiry(seconds)
             rows = self._run(
                 f"WITH due AS (SELECT key FROM {TABLE} WHERE queue = %s AND "
                 "(expires <= %s OR owner = %s) ORDER BY expires LIMIT %s "

@@ -33,6 +33,10 @@ __all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper"]
 # What StoreKeeper.arrived answers.
 HELD, QUEUED, WAKE = 0, 1, 2
 
+# A store that fails is tried again after max(retry_interval, RETRY_FLOOR)
+# seconds, twice as long after each failure in a row, up to RETRY_CAP seconds.
+RETRY_FLOOR, RETRY_CAP = 0.5, 30.0
+
 
 class StoreKeeper:
     """The records of one poll executor's futures in its store.
@@ -42,7 +46,9 @@ class StoreKeeper:
         owned: whether the executor made the store (from a path): it is closed
             as the poll thread ends.
         lease: seconds a record is held for after each write or renewal.
-        retry_interval: seconds between tries of a store that failed.
+        retry_interval: seconds before the first retry of a store that failed
+            (at least :data:`RETRY_FLOOR`; doubled after each failure in a row,
+            up to :data:`RETRY_CAP`).
         logger: where to log an outage of the store.
         name: the executor's name, in the messages.
     """
@@ -57,9 +63,11 @@ class StoreKeeper:
         name: str,
     ) -> None:
         self.store = store
+        self._owner = store.owner
         self._owned = owned
         self.lease = lease
-        self._retry_interval = retry_interval
+        self._retry_interval = max(retry_interval, RETRY_FLOOR)
+        self._failures = 0  # in a row
         self._retry_at = -math.inf  # after a failure: no sync before then
         self._logger = logger
         self._name = name
@@ -74,6 +82,10 @@ class StoreKeeper:
         self._keys: dict[PollDescriptor[Any], str] = {}
         self._held: dict[str, PollDescriptor[Any]] = {}
         self._removals: list[str] = []  # of futures done since the last sync
+        # While resume() claims (how many at once): the keys forgotten meanwhile,
+        # which a claim may have returned, and which are not to be adopted.
+        self._claims = 0
+        self._forgotten: set[str] = set()
         self._renewed_at: float | None = None  # the driver's clock
         self._failing = False  # the store failed at the last call
         self._now = 0.0  # the time of the sync under way
@@ -107,7 +119,7 @@ class StoreKeeper:
             ran out and it claimed it back): ``descriptor`` is not needed.
         """
         with self._lock:
-            if task.key in self._held:
+            if self._holds(task.key):
                 return False
             self._keys[descriptor] = task.key
             self._held[task.key] = descriptor
@@ -128,6 +140,8 @@ class StoreKeeper:
                 return False
             del self._held[key]
             self._removals.append(key)
+            if self._claims:
+                self._forgotten.add(key)
             return len(self._removals) == 1
 
     def pending(self) -> bool:
@@ -184,7 +198,7 @@ class StoreKeeper:
         written: list[PollDescriptor[Any]] = []
         if unwritten:
             records = [NewRecord(key, d.result) for d, key in unwritten.items()]
-            failed = self._call("write", self.store.add, records, self.lease)
+            failed = self._call("write", self._add, records)
             if failed is None:  # nothing written: again at the next sync
                 self._put_back(unwritten)
             else:
@@ -211,7 +225,7 @@ class StoreKeeper:
         let go of those another process took over."""
         with self._lock:  # (a forget meanwhile moves a key to the removals)
             expected = len(self._held) + len(self._removals)
-        held = self._call("renew", self.store.renew, self.lease)
+        held = self._call("renew", self._renew_leases)
         if held is None:
             return
         self._renewed_at = now
@@ -222,10 +236,9 @@ class StoreKeeper:
         """Fail the futures whose records another process holds now (their lease
         ran out: the store failed, or this process stalled, for longer than the
         lease), without removing the records: that process polls them."""
-        records = self._call("read", self.store.records)
-        if records is None:
+        mine = self._call("read", self._mine)
+        if mine is None:
             return
-        mine = {task.key for task in records if task.owner == self.store.owner}
         with self._lock:
             lost = [(key, d) for key, d in self._held.items() if key not in mine]
             for key, descriptor in lost:
@@ -248,16 +261,46 @@ class StoreKeeper:
         try:
             self.sync(now)
         finally:
-            if self._owned:
-                self.store.close()
+            self.close()
+
+    def close(self) -> None:
+        """Close the store if the executor made it (:meth:`finish` does, or the
+        executor that ends without having started its poll thread)."""
+        if self._owned:
+            self._call("close", self.store.close)
 
     def claim(self, limit: int | None) -> list[StoredTask]:
-        """The records whose lease has run out, now held here (``resume()``).
+        """The records whose lease has run out, now held here (``resume()``),
+        but those this keeper wrote or holds (or held since the claim began),
+        which are polled here already. Unless it raises, :meth:`end_claim` is
+        to be called once the records are adopted.
 
         Raises:
             StoreError: none was taken.
         """
-        return self.store.claim(self.lease, limit, mine=True)
+        with self._lock:
+            self._claims += 1
+        try:
+            tasks = self.store.claim(self.lease, limit, mine=True)
+        except BaseException:
+            self.end_claim()
+            raise
+        with self._lock:
+            return [task for task in tasks if not self._holds(task.key)]
+
+    def end_claim(self) -> None:
+        """The records of a :meth:`claim` are adopted."""
+        with self._lock:
+            self._claims -= 1
+            if not self._claims:
+                self._forgotten.clear()
+
+    def _holds(self, key: str) -> bool:
+        """Whether the record ``key`` is this keeper's own (written here), or
+        held, or was held since a claim began (under the lock)."""
+        return (
+            key.startswith(self._prefix) or key in self._held or key in self._forgotten
+        )
 
     def _put_back(self, unwritten: dict[PollDescriptor[Any], str]) -> None:
         """After a failed write: those not done since are written next time."""
@@ -269,26 +312,57 @@ class StoreKeeper:
                 else:  # done meanwhile: never written, nothing to remove
                     self._removals.remove(key)
 
+    # The store's calls whose answers are read, each answer checked: a user's
+    # store that answers wrongly fails the call (contained by _call).
+
+    def _add(self, records: list[NewRecord]) -> dict[str, RecordError]:
+        failed = self.store.add(records, self.lease)
+        if not isinstance(failed, dict) or not all(
+            isinstance(error, BaseException) for error in failed.values()
+        ):
+            raise TypeError(
+                f"store.add() returned {failed!r}, not a dict of RecordError by key"
+            )
+        return failed
+
+    def _renew_leases(self) -> int:
+        held = self.store.renew(self.lease)
+        if not isinstance(held, int):
+            raise TypeError(f"store.renew() returned {held!r}, not an int")
+        return held
+
+    def _mine(self) -> set[str]:
+        """The keys of the records this owner holds."""
+        records = self.store.records()
+        if not isinstance(records, list):
+            raise TypeError(f"store.records() returned {records!r}, not a list")
+        return {task.key for task in records if task.owner == self._owner}
+
     def _call(self, what: str, method: Any, *args: Any) -> Any:
         """``method(*args)``; ``None`` if the store failed (logged once an
-        outage, and counted; a store of the user's that raises anything else is
-        contained alike): no sync before the retry interval has passed."""
+        outage, and counted; a store of the user's that raises anything else, or
+        answers wrongly, is contained alike): no sync before the retry interval
+        has passed."""
         try:
             answer = method(*args)
         except BaseException:  # StoreError, or a user's store's own bug
             self.errors += 1
-            self._retry_at = self._now + self._retry_interval
+            self._retry_at = self._now + min(
+                self._retry_interval * 2.0 ** min(self._failures, 64), RETRY_CAP
+            )
+            self._failures += 1
             if not self._failing:
                 self._failing = True
                 self._logger.warning(
                     "store of poll executor %r failed to %s; its futures stay "
-                    "pending and the store is tried again each round (logged once per "
-                    "outage)",
+                    "pending and the store is tried again, less and less often (logged "
+                    "once per outage)",
                     self._name,
                     what,
                     exc_info=True,
                 )
             return None
+        self._failures = 0
         if self._failing:
             self._failing = False
             self._logger.warning(

@@ -133,6 +133,13 @@ class PollThread(DriverBase):
             return
         keeper = self.keeper
         queued = HELD if keeper is None else keeper.arrived(descriptor)
+        if keeper is not None and future.done():
+            # Cancelled between enter_polling() and arrived(): its forget() found
+            # nothing to drop, so this one drops the record (idempotent).
+            if keeper.forget(descriptor):
+                with self._cond:
+                    self._cond.notify()
+            return
         if queued == WAKE:  # the poll thread writes its record, then polls it
             with self._cond:
                 self._cond.notify()
@@ -191,6 +198,9 @@ class PollThread(DriverBase):
         with self._cond:
             self._stopping = True
             self._cond.notify()
+            started = self._thread is not None
+        if not started and self.keeper is not None:  # no thread to close it
+            self.keeper.close()
 
     def cancel_all(self) -> None:
         """Cancel every outstanding future, now and as each one enters polling.
@@ -257,16 +267,23 @@ class PollThread(DriverBase):
         try:
             self._loop_polls()
         finally:
-            if self.keeper is not None:  # the records of the futures done last
-                self.keeper.finish(clock.monotonic())
-            with self._lock:  # none is left unless the thread failed: answer them
-                cancels, self._cancels = self._cancels, []
-            for answer, reply in cancels:
-                getattr(answer, "close", lambda: None)()  # a coroutine never awaited
-                reply(False)
-            if self._loop is not None:  # of async poll or cancel functions
-                self._loop.close()
-                self._loop = None
+            try:
+                if self.keeper is not None:  # the records of the futures done last
+                    self.keeper.finish(clock.monotonic())
+            finally:
+                self._end()
+
+    def _end(self) -> None:
+        """The poll thread ends: answer the cancels left (none unless the thread
+        failed), close the event loop."""
+        with self._lock:
+            cancels, self._cancels = self._cancels, []
+        for answer, reply in cancels:
+            getattr(answer, "close", lambda: None)()  # a coroutine never awaited
+            reply(False)
+        if self._loop is not None:  # of async poll or cancel functions
+            self._loop.close()
+            self._loop = None
 
     def _loop_polls(self) -> None:
         core, cond, keeper = self.core, self._cond, self.keeper
