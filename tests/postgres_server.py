@@ -47,6 +47,9 @@ def find_binaries() -> tuple[Path | None, str]:
     return found[-1], ""
 
 
+PORT_ATTEMPTS = 5  # ports tried in turn, each free when picked
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -66,7 +69,11 @@ class PostgresServer:
         self._directory = Path(tempfile.mkdtemp(prefix="fluent-executors-pg-"))
         self._data = self._directory / "data"
         self.port = _free_port()
-        self.conninfo = (
+
+    @property
+    def conninfo(self) -> str:
+        """The connection string of the server (``str``)."""
+        return (
             f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres "
             "connect_timeout=10"
         )
@@ -101,6 +108,22 @@ class PostgresServer:
             "--encoding",
             "UTF8",
         )
+        # The port was free when picked, but another process (another test
+        # process starting its own server) may take it before the server binds
+        # it: then the server is started again on another free port.
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                self._start_on_port()
+                return
+            except RuntimeError:
+                log = self._directory / "server.log"
+                if attempt == PORT_ATTEMPTS or "could not bind" not in (
+                    log.read_text() if log.exists() else ""
+                ):
+                    raise
+                self.port = _free_port()
+
+    def _start_on_port(self) -> None:
         options = (
             f"-c port={self.port} -c listen_addresses=127.0.0.1 "
             f"-c unix_socket_directories={self._directory} -c fsync=off "
