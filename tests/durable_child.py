@@ -8,7 +8,8 @@ store.
 
 ``python durable_child.py share CONNINFO QUEUE SERVICE TASKS``: one of several
 processes sharing a PostgreSQL store: once its own tasks are done and the test
-has written a line to its standard input (when the others it kills are dead), it
+has written a line to its standard input (when the one it kills is dead and the
+store holds its records alone), it reads the store's clock past every lease and
 takes over (``resume()``) those of dead processes, until the store holds no
 record.
 """
@@ -20,6 +21,7 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 from concurrent.futures import wait
 from typing import Any
 
@@ -28,10 +30,11 @@ from fluent_executors.stores import PostgresStore, SQLiteStore, Store
 
 QUEUE = "crash"
 LEASE = 60.0  # seconds: the test's resume() reads the store on a clock past it
-# Seconds: the processes sharing a store wait for it. A process that stalls for
-# two thirds of it in a poll call (a loaded machine) may poll a task once more
-# after another took it over: 2 s did so once in a full run of the suite.
-SHARED_LEASE = 6.0
+# Seconds: the lease of the processes sharing a store, long enough that no stall
+# of a loaded machine outlasts it. Once told to go on, the survivors read the
+# store's clock that much later (the processes' own records are gone by then), so
+# the dead one's leases have run out at once, without a wait.
+SHARED_LEASE = 600.0
 INTERVAL = 0.005  # seconds between polls
 
 
@@ -139,15 +142,17 @@ def run(store: Store, service_path: str, count: int, lease: float) -> PollExecut
     return executor
 
 
-def share(store: Store, service_path: str, count: int) -> None:
-    """:func:`run`, then, told to go on, take over the tasks of dead processes
+def share(store: Store, service_path: str, count: int, later: list[float]) -> None:
+    """:func:`run`, then, told to go on, move the store's clock past the leases
+    (``later``, the seconds it adds) and take over the tasks of dead processes
     until the store holds none (each resume() waits for what it took)."""
     executor = run(store, service_path, count, SHARED_LEASE)
     sys.stdin.readline()
+    later[0] = SHARED_LEASE + 1.0
     pause = threading.Event()
     while store.records():
         wait(executor.resume())
-        pause.wait(INTERVAL * 10)  # for a lease of a dead process to run out
+        pause.wait(INTERVAL * 10)  # for the tasks that another process took over
     executor.shutdown()
 
 
@@ -155,6 +160,8 @@ if __name__ == "__main__":
     if sys.argv[1] == "sqlite":
         run(SQLiteStore(sys.argv[2], queue=QUEUE), sys.argv[3], int(sys.argv[4]), LEASE)
     else:
-        share(
-            PostgresStore(sys.argv[2], queue=sys.argv[3]), sys.argv[4], int(sys.argv[5])
+        later = [0.0]  # seconds added to the store's clock
+        store = PostgresStore(
+            sys.argv[2], queue=sys.argv[3], clock=lambda: time.time() + later[0]
         )
+        share(store, sys.argv[4], int(sys.argv[5]), later)

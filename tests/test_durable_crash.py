@@ -18,6 +18,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from itertools import groupby
@@ -126,11 +127,7 @@ def test_processes_sharing_a_postgres_store_finish_the_tasks_of_a_killed_one(
     )
     others = [
         subprocess.Popen(
-            command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            text=True,
-            env=env,
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
         )
         for _ in range(processes - 1)
     ]
@@ -147,13 +144,24 @@ def test_processes_sharing_a_postgres_store_finish_the_tasks_of_a_killed_one(
         assert victim.stdin is not None
         victim.stdout.close()
         victim.stdin.close()
+
+    def of_victim(owner: str) -> bool:
+        return owner.split(":")[1] == str(victim.pid)
+
     with PostgresStore(postgres_server.conninfo, queue=queue) as store:
-        kept = [
-            t.result
-            for t in store.records()
-            if t.owner.split(":")[1] == str(victim.pid)
-        ]
-    for other in others:  # it is dead: they take over its tasks after its lease
+        kept = [t.result for t in store.records() if of_victim(t.owner)]
+    for other in others:  # each has ended its own tasks
+        assert other.stdout is not None
+        assert "done" in (line.strip() for line in other.stdout)
+        other.stdout.close()
+    # Once the store holds the dead one's records alone, the others move their
+    # clocks past every lease (tests/durable_child.py) and take its tasks over.
+    with PostgresStore(postgres_server.conninfo, queue=queue) as store:
+        deadline, tick = time.monotonic() + CHILD_TIMEOUT, threading.Event()
+        while not all(of_victim(task.owner) for task in store.records()):
+            assert time.monotonic() < deadline, "the others' records stay"
+            tick.wait(0.01)  # their last removals, written at their next round
+    for other in others:
         assert other.stdin is not None
         other.stdin.write("go on\n")
         other.stdin.close()
