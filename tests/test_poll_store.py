@@ -19,6 +19,8 @@ from postgres_server import PostgresServer
 from store_doubles import LEASE, Clock
 from wrapper_doubles import TIMEOUT
 
+from _fluent_executors.logging import ContainedLogger
+from _fluent_executors.poll.keeper import StoreKeeper
 from fluent_executors import Executors, PollDescriptor, PollExecutor
 from fluent_executors.stores import (
     NewRecord,
@@ -694,6 +696,56 @@ def test_a_store_opened_from_a_path_is_closed_without_a_poll_thread(
     store = executor._poller.keeper.store
 
     executor.shutdown(wait=True)  # no future: its poll thread never started
+
+    with pytest.raises(StoreError, match="closed"):
+        store.records()
+
+
+def test_a_store_object_in_use_is_refused_to_a_second_executor(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = sqlite()
+    first = PollExecutor(Executors.sync(), Service(), store=store)
+    executors.append(first)
+
+    with pytest.raises(ValueError, match="store"):
+        PollExecutor(Executors.sync(), Service(), store=store)
+
+
+def test_a_store_object_serves_a_new_executor_once_the_first_has_ended(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = sqlite()
+    service = Service()
+    first = PollExecutor(Executors.sync(), service, store=store)
+    service.finish("t")
+    assert first.submit(identity, "t").result(timeout=TIMEOUT) == "T"
+    first.shutdown(wait=True)  # its poll thread has ended
+
+    second = PollExecutor(Executors.sync(), service, store=store)
+    executors.append(second)
+
+    assert second.submit(identity, "t").result(timeout=TIMEOUT) == "T"
+
+
+class UnreadableResult:
+    """A descriptor whose start result cannot be read: a keeper's sync raises."""
+
+    @property
+    def result(self) -> Any:
+        raise RuntimeError("no result")
+
+
+def test_finish_closes_a_store_it_made_even_if_its_last_sync_raises(
+    sqlite: Any,
+) -> None:
+    store = sqlite()
+    logger = ContainedLogger(logging.getLogger("test"))
+    keeper = StoreKeeper(store, True, LEASE, 1.0, logger, "test")
+    keeper.arrived(UnreadableResult())  # type: ignore[arg-type]
+
+    with pytest.raises(RuntimeError, match="no result"):
+        keeper.finish(0.0)
 
     with pytest.raises(StoreError, match="closed"):
         store.records()

@@ -417,6 +417,33 @@ def test_an_unreachable_server_raises_store_error() -> None:
         PostgresStore("host=127.0.0.1 port=1 dbname=x connect_timeout=5")
 
 
+def test_a_postgres_store_whose_table_cannot_be_made_closes_its_connection(
+    postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    schema = f"s{uuid.uuid4().hex}"
+    with psycopg.connect(postgres_server.conninfo, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+        # A view of the table's name: its index cannot be made.
+        admin.execute(f"CREATE VIEW {schema}.fluent_executors_tasks AS SELECT 1 AS x")
+    opened: list[Any] = []
+    connect = psycopg.connect
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        opened.append(connect(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(psycopg, "connect", recording)
+    conninfo = f"{postgres_server.conninfo} options='-c search_path={schema}'"
+
+    with pytest.raises(StoreError, match="could not make its table"):
+        PostgresStore(conninfo)
+
+    (connection,) = opened
+    assert connection.closed
+
+
 def test_a_postgres_store_reconnects_after_a_server_restart(
     postgres_server: PostgresServer,
 ) -> None:

@@ -141,7 +141,10 @@ class PollExecutor(WrapperExecutor[R]):
             ``max_batch`` is not an ``int``; ``poll_timeout`` or ``lease`` is not a
             real number; ``store`` is neither a path nor a store.
         ValueError: ``default_interval`` or ``poll_timeout`` is negative or NaN;
-            ``max_batch`` is below 1; ``lease`` is not finite and > 0.
+            ``max_batch`` is below 1; ``lease`` is not finite and > 0; ``store``
+            is a store object that another poll executor uses (until that one
+            is shut down and its poll thread has ended): one store object
+            serves one executor.
         ~fluent_executors.stores.StoreError: the SQLite file of ``store`` cannot
             be opened.
     """

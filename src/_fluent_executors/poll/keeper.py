@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from ..durable import NewRecord, RecordError
@@ -32,6 +33,11 @@ __all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper"]
 
 # What StoreKeeper.arrived answers.
 HELD, QUEUED, WAKE = 0, 1, 2
+
+# The keeper of each store object in use, by the store's id: one store object
+# serves one keeper (one poll executor), from its making until its close().
+_keepers: dict[int, weakref.ref[StoreKeeper]] = {}
+_keepers_lock = threading.Lock()
 
 # A store that fails is tried again after max(retry_interval, RETRY_FLOOR)
 # seconds, twice as long after each failure in a row, up to RETRY_CAP seconds.
@@ -51,6 +57,11 @@ class StoreKeeper:
             up to :data:`RETRY_CAP`).
         logger: where to log an outage of the store.
         name: the executor's name, in the messages.
+
+    Raises:
+        ValueError: ``store`` serves another keeper that is not closed: two
+            executors would hold their records under one owner, and each take
+            the other's.
     """
 
     def __init__(
@@ -72,6 +83,8 @@ class StoreKeeper:
         self._logger = logger
         self._name = name
         self._lock = threading.Lock()
+        self._closed = False
+        self._serve(store)
         import uuid  # (imported here: only a poll executor with a store needs it)
 
         # Record keys: unique to this keeper, across processes and machines too.
@@ -265,9 +278,34 @@ class StoreKeeper:
 
     def close(self) -> None:
         """Close the store if the executor made it (:meth:`finish` does, or the
-        executor that ends without having started its poll thread)."""
+        executor that ends without having started its poll thread); from then
+        on another executor may be given the store."""
+        with _keepers_lock:
+            self._closed = True
+            if _keepers.get(id(self.store)) is self._ref:
+                del _keepers[id(self.store)]
         if self._owned:
             self._call("close", self.store.close)
+
+    def _serve(self, store: Store) -> None:
+        """Take ``store`` for this keeper alone.
+
+        Raises:
+            ValueError: another keeper, not closed, has it.
+        """
+        self._ref = weakref.ref(self)
+        with _keepers_lock:
+            ref = _keepers.get(id(store))
+            other = None if ref is None else ref()
+            if other is not None and not other._closed and other.store is store:
+                raise ValueError(
+                    f"store {store!r} serves poll executor {other._name!r} already: "
+                    "one store object serves one poll executor (executors sharing "
+                    "one would share its owner and take each other's records); "
+                    "give each executor a store of its own, of the same database "
+                    "if wanted"
+                )
+            _keepers[id(store)] = self._ref
 
     def claim(self, limit: int | None) -> list[StoredTask]:
         """The records whose lease has run out, now held here (``resume()``),
