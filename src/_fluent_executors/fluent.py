@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, final, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Generic,
+    ParamSpec,
+    TypeVar,
+    cast,
+    final,
+    overload,
+)
 
 from .public import publish
 
@@ -25,7 +35,8 @@ if TYPE_CHECKING:
     from fluent_executors.timeout import TimeoutExecutor
 
     from .counts import Counts
-    from .durable import Store
+    from .durable import Store, StoredTask
+    from .proxy import ProxyFuture
     from .stats import ExecutorStats
 
 
@@ -265,6 +276,89 @@ class FluentExecutor(Executor, Generic[R]):
                 text = repr(layer)
             lines.append(f"  <- {text}" if lines else text)
         return "\n".join(lines)
+
+    # -- resume(): durable polling through a chain ------------------------------------
+
+    # Whether resume() may pass a resumed future out through this layer, when it
+    # wraps the layer that polls with a store (not a poll layer: it would poll
+    # the resumed task's result; not an asyncio layer: its futures are not ours).
+    _passes_resumed: ClassVar[bool] = True
+
+    def _polls_with_store(self) -> bool:
+        """Whether this layer polls with a store (a poll executor given one)."""
+        return False
+
+    def _resumed(self, future: ProxyFuture[Any]) -> ProxyFuture[Any]:
+        """This layer's future of ``future``, a resumed future of the layer it
+        wraps, as if its delegate had returned it (see :meth:`resume`); a layer
+        with nothing to add passes it on as it is."""
+        return future
+
+    def resume(self, limit: int | None = None) -> dict[ProxyFuture[Any], StoredTask]:
+        """Take over the remote tasks that the store of this chain's poll layer
+        holds and no live process polls (see :meth:`PollExecutor.resume
+        <fluent_executors.PollExecutor.resume>`), and return a future of this
+        executor for each: nothing is submitted, nothing started again.
+
+        The poll layer (the layer of the chain, this one or one it wraps, made
+        by ``with_poll(..., store=...)``) resumes the tasks; each layer around it
+        then makes its future of each as if the poll layer had returned it from
+        a submit: a map layer maps its result, a timeout layer gives it the
+        layer's timeout (counted from this call: how long the task ran before is
+        not known), a cancel-on-shutdown layer cancels it at its shutdown. A
+        retry layer passes it on as it is: a resumed task that fails is not
+        tried again, there being no callable to run again (as with
+        :meth:`PollExecutor.attach <fluent_executors.PollExecutor.attach>`); a
+        throttle or rate-limit layer passes it on too, as it queues callables
+        and a resumed task has none.
+
+        Args:
+            limit: at most this many records (``int``, 1 or more); ``None``: all.
+
+        Returns:
+            ``dict[ProxyFuture[Any], StoredTask]``: each future of this executor,
+            and the record it polls (its start result, label and key), so that
+            the program maps futures back to its inputs.
+
+        Raises:
+            RuntimeError: no layer of the chain polls with a store, or a layer
+                has been shut down.
+            TypeError: a layer around the poll layer cannot pass a resumed
+                future on (another poll layer, an asyncio layer); checked before
+                anything is claimed.
+            ~fluent_executors.stores.StoreError: the store failed; nothing was
+                claimed.
+            TypeError, ValueError: ``limit`` is not an ``int`` >= 1 or ``None``.
+
+        .. versionadded:: 0.2.0
+        """
+        layers = self._layers()
+        polling = [
+            depth
+            for depth, layer in enumerate(layers)
+            if isinstance(layer, FluentExecutor) and layer._polls_with_store()
+        ]
+        if not polling:
+            raise RuntimeError(
+                f"no layer of {self!r} polls with a store to resume from: "
+                "with_poll(..., store=...)"
+            )
+        poll_layer = cast("FluentExecutor[Any]", layers[polling[0]])
+        outer = cast("list[FluentExecutor[Any]]", layers[: polling[0]])
+        for wrapper in outer:
+            if not wrapper._passes_resumed:
+                raise TypeError(
+                    f"resume() cannot pass a resumed future through the "
+                    f"{type(wrapper).__name__} {wrapper.name!r} of {self!r}"
+                )
+            if wrapper._shut_down():
+                raise RuntimeError("cannot schedule new futures after shutdown")
+        resumed: dict[ProxyFuture[Any], StoredTask] = {}
+        for future, task in poll_layer.resume(limit).items():
+            for wrapper in reversed(outer):
+                future = wrapper._resumed(future)
+            resumed[future] = task
+        return resumed
 
     # -- the chain methods: each wraps this executor in its wrapper class --------
     # Each imports its wrapper's module when called, the one reach of this package

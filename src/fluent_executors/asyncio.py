@@ -103,6 +103,8 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         self._loop = loop
         self._open_metrics("asyncio")
 
+    _passes_resumed = False  # (its futures are asyncio's, not ProxyFutures)
+
     def _wrapper_fields(self) -> dict[str, object]:
         return {"loop": self.loop}
 

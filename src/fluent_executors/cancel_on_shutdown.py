@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from typing import Any, TypeVar, overload
 
 from _fluent_executors.fluent import FluentExecutor, R, SameResult
@@ -67,8 +67,15 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         self, fn: Callable[..., T], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[T]:
         self._check_open()
+        return self._tracked(self._submit_to_delegate(fn, args, kwargs))
+
+    def _resumed(self, future: ProxyFuture[Any]) -> ProxyFuture[Any]:
+        return self._tracked(future)
+
+    def _tracked(self, upstream: Future[T]) -> ProxyFuture[T]:
+        """A future of this executor following ``upstream``, the delegate's,
+        cancelled at shutdown if not done by then."""
         future: ProxyFuture[T] = ProxyFuture()
-        upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
         try:

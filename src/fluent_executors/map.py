@@ -62,8 +62,15 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
         self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[U]:
         self._check_open()
+        return self._mapped(self._submit_to_delegate(fn, args, kwargs))
+
+    def _resumed(self, future: ProxyFuture[Any]) -> ProxyFuture[Any]:
+        return self._mapped(future)
+
+    def _mapped(self, upstream: Future[Any]) -> ProxyFuture[U]:
+        """A future of this executor of the mapped outcome of ``upstream``, the
+        delegate's."""
         future: _MappingFuture[Mapped, U] = self._future_type(self)
-        upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
         return future

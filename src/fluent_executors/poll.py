@@ -294,6 +294,12 @@ class PollExecutor(WrapperExecutor[R]):
             raise
         return future, descriptor
 
+    # (A poll layer around this one would poll a resumed task's result.)
+    _passes_resumed = False
+
+    def _polls_with_store(self) -> bool:
+        return self._poller.keeper is not None
+
     def resume(self, limit: int | None = None) -> dict[ProxyFuture[Any], StoredTask]:
         """Take over the remote tasks of the store whose lease has run out (of a
         process that crashed, or was killed), and return a future for each,
@@ -312,6 +318,9 @@ class PollExecutor(WrapperExecutor[R]):
         done. A record this executor polls already (its own lease ran out
         during an outage of the store) is not polled twice, and not returned.
         Call it at start-up, and again whenever other processes may have died.
+        A chain around this executor has a ``resume()`` too, whose futures are
+        the chain's (see :meth:`FluentExecutor.resume
+        <fluent_executors.FluentExecutor.resume>`).
 
         Args:
             limit: at most this many records (``int``, 1 or more); ``None``: all.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from _fluent_executors.counts import event_count
@@ -236,11 +236,18 @@ class TimeoutExecutor(WrapperExecutor[R]):
         if timeout is None:
             timeout = self._timeout
         self._check_open()
+        return self._timed(self._submit_to_delegate(fn, args, kwargs), timeout)
+
+    def _resumed(self, future: ProxyFuture[Any]) -> ProxyFuture[Any]:
+        return self._timed(future, self._timeout)
+
+    def _timed(self, upstream: Future[T], timeout: float) -> ProxyFuture[T]:
+        """A future of this executor following ``upstream``, the delegate's,
+        cancelled after ``timeout`` seconds if not done."""
         future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
         shared = timeout == self._timeout and timeout < math.inf
         if shared:  # the executor's own timeout: its FIFO of deadlines
             future._deadlines = self._deadlines  # before it can resolve
-        upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
         try:

@@ -293,7 +293,7 @@ class StoreKeeper:
         Raises:
             ValueError: another keeper, not closed, has it.
         """
-        self._ref = weakref.ref(self)
+        self._ref: weakref.ref[StoreKeeper] = weakref.ref(self)
         with _keepers_lock:
             ref = _keepers.get(id(store))
             other = None if ref is None else ref()
