@@ -273,6 +273,7 @@ BENCHMARKS = [
     "bench/aio_poll.py",
     "bench/adaptive_rate.py",
     "bench/metrics_overhead.py",
+    "bench/store_cost.py",
 ]
 BENCH_OUT = Path("docs/bench")  # the tables and plots docs/performance.rst shows
 BENCH_PACKAGES = [
@@ -289,6 +290,8 @@ BENCH_PACKAGES = [
     "matplotlib>=3.8",
     # bench/aio_poll.py: fluent_executors.aio on asyncio and trio.
     ".[aio]",
+    # bench/store_cost.py: PostgresStore (psycopg).
+    ".[postgres]",
     "trio>=0.25",
 ]
 

@@ -57,6 +57,7 @@ SCRIPTS = (
     "retry_flaky",
     "remote_tasks",
     "aio_poll",
+    "store_cost",
     "adaptive_rate",
     "metrics_overhead",
 )
@@ -69,6 +70,7 @@ PACKAGES = (
     "opentelemetry-api",
     "opentelemetry-sdk",
     "matplotlib",
+    "psycopg",
 )
 
 

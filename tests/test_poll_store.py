@@ -57,6 +57,10 @@ class Recording:
         self._record("remove", keys)
         return self.store.remove(keys)
 
+    def release(self, keys: Any) -> Any:
+        self._record("release", keys)
+        return self.store.release(keys)
+
     def renew(self, lease: float) -> Any:
         self._record("renew", lease)
         return self.store.renew(lease)
@@ -749,3 +753,38 @@ def test_finish_closes_a_store_it_made_even_if_its_last_sync_raises(
 
     with pytest.raises(StoreError, match="closed"):
         store.records()
+
+
+def test_resume_failing_half_way_releases_the_records_it_gave_no_future(
+    executors: list[Any], sqlite: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    sqlite(clock=clock, owner="dead").add(
+        [NewRecord(f"k{i}", f"t{i}") for i in range(3)], LEASE
+    )
+    clock.now += LEASE
+    store = sqlite(recording=True, clock=clock)
+    service = Service()
+    executor = PollExecutor(Executors.sync(), service, store=store, lease=LEASE)
+    executors.append(executor)
+    attached = executor._attached
+    calls = 0
+
+    def failing_second(result: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the executor shut down meanwhile, say
+            raise RuntimeError("cannot schedule new futures after shutdown")
+        return attached(result)
+
+    monkeypatch.setattr(executor, "_attached", failing_second)
+
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        executor.resume()
+
+    held = {t.key: t.owner for t in store.records()}
+    assert sorted(held.values()) == ["", "", store.owner]  # one has its future
+    released = sorted(key for key, owner in held.items() if not owner)
+    assert store.next("release") == released
+    claimed = sqlite(clock=clock).claim(LEASE)  # at once: no lease to wait for
+    assert sorted(t.key for t in claimed) == released

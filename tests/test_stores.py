@@ -193,6 +193,22 @@ def test_renewing_extends_the_owners_records_only(make_store: MakeStore) -> None
     assert [t.key for t in claimed] == ["c"]
 
 
+def test_released_records_are_held_by_no_one_and_claimed_at_once(
+    make_store: MakeStore,
+) -> None:
+    clock = Clock()
+    mine = make_store(clock=clock)
+    theirs = make_store(clock=clock)
+    mine.add([NewRecord("a", 1), NewRecord("b", 2)], LEASE)
+    theirs.add([NewRecord("c", 3)], LEASE)
+
+    mine.release(["a", "c", "missing"])  # "c" is not its own: left as it is
+
+    assert mine.renew(LEASE) == 1  # "b" alone
+    assert {t.key: t.owner for t in mine.records()}["a"] == ""
+    assert [t.key for t in make_store(clock=clock).claim(LEASE)] == ["a"]
+
+
 def test_a_claim_takes_at_most_limit_records_expired_first(
     make_store: MakeStore,
 ) -> None:
@@ -476,11 +492,12 @@ def test_postgres_writes_one_statement_per_call(
         keys = [f"task-{i}" for i in range(1_000)]
         store.add([NewRecord(k, k) for k in keys], LEASE)
         store.renew(LEASE)
+        store.release(keys[:500])
         clock.now += LEASE
         store.claim(LEASE)
         store.remove(keys)
 
-    assert len(statements) == 4
+    assert len(statements) == 5
 
 
 def test_sqlite_writes_one_statement_per_call(tmp_path: Path) -> None:
@@ -491,12 +508,13 @@ def test_sqlite_writes_one_statement_per_call(tmp_path: Path) -> None:
         keys = [f"task-{i}" for i in range(1_000)]
         store.add([NewRecord(k, k) for k in keys], LEASE)
         store.renew(LEASE)
+        store.release(keys[:500])
         clock.now += LEASE
         store.claim(LEASE)
         store.remove(keys)
 
     transactions = ("BEGIN IMMEDIATE", "COMMIT")
-    assert len([s for s in statements if s not in transactions]) == 4
+    assert len([s for s in statements if s not in transactions]) == 5
 
 
 class FailingConnection:

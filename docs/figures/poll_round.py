@@ -7,63 +7,11 @@ the arrows are the hand-offs between them.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from timeline import Timeline
 
 LANES = ["caller", "delegate (thread pool)", "poll thread", "remote service"]
-Y = {lane: len(LANES) - 1 - i for i, lane in enumerate(LANES)}
-
-figure, axes = plt.subplots(figsize=(9.0, 3.6))
-axes.set_xlim(-0.3, 11.3)
-axes.set_ylim(-0.7, len(LANES) - 0.3)
-axes.set_yticks([Y[lane] for lane in LANES], LANES)
-axes.set_xticks([])
-axes.set_xlabel("time")
-for side in ("top", "right", "left"):
-    axes.spines[side].set_visible(False)
-for lane in LANES:
-    axes.axhline(Y[lane], color="0.88", linewidth=1.0, zorder=0)
-
-
-def box(x: float, lane: str, width: float, text: str, color: str) -> None:
-    """A span of work in ``lane`` from ``x`` to ``x + width``."""
-    axes.add_patch(
-        FancyBboxPatch(
-            (x, Y[lane] - 0.22),
-            width,
-            0.44,
-            boxstyle="round,pad=0.02,rounding_size=0.08",
-            facecolor=color,
-            edgecolor="0.35",
-            linewidth=0.8,
-        )
-    )
-    axes.text(x + width / 2, Y[lane], text, ha="center", va="center", fontsize=8)
-
-
-def arrow(x0: float, lane0: str, x1: float, lane1: str, text: str = "") -> None:
-    """A hand-off from ``lane0`` at ``x0`` to ``lane1`` at ``x1``."""
-    axes.add_patch(
-        FancyArrowPatch(
-            (x0, Y[lane0]),
-            (x1, Y[lane1]),
-            arrowstyle="-|>",
-            mutation_scale=10,
-            color="0.25",
-            linewidth=0.9,
-            shrinkA=9,
-            shrinkB=9,
-        )
-    )
-    if text:
-        axes.text(
-            (x0 + x1) / 2 + 0.08,
-            (Y[lane0] + Y[lane1]) / 2,
-            text,
-            fontsize=7,
-            color="0.25",
-            va="center",
-        )
+timeline = Timeline(LANES, 11.0, (9.0, 3.6))
+axes, box, arrow, Y = timeline.axes, timeline.box, timeline.arrow, timeline.y
 
 
 # 1. submit: the caller gets a pending future at once.
@@ -103,4 +51,4 @@ axes.text(
     fontsize=7,
     color="0.35",
 )
-figure.tight_layout()
+timeline.figure.tight_layout()

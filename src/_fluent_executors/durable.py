@@ -132,7 +132,7 @@ class StoredTask(NamedTuple):
     label: str | None
     """The program's text for the task, if it gave one."""
     owner: str
-    """The owner that holds its lease."""
+    """The owner that holds its lease (``""``: none, it was released)."""
     expires: float
     """When its lease runs out, in wall-clock seconds since the epoch."""
     error: RecordError | None = None
@@ -188,6 +188,17 @@ class Store(Protocol):
 
         Raises:
             StoreError: nothing was deleted.
+        """
+        ...
+
+    def release(self, keys: Collection[str]) -> None:
+        """Let go of the records of ``keys`` that this owner holds: they are
+        held by no owner (``""``) and their lease has run out, so that the next
+        claim of any owner, this one's too, takes them (a missing key, or one
+        another owner holds, is left as it is).
+
+        Raises:
+            StoreError: nothing was released.
         """
         ...
 

@@ -322,6 +322,11 @@ class PollExecutor(WrapperExecutor[R]):
         the chain's (see :meth:`FluentExecutor.resume
         <fluent_executors.FluentExecutor.resume>`).
 
+        If it fails half-way (the executor shut down meanwhile, a thread that
+        cannot start), the records claimed that have no future yet are released
+        (:meth:`Store.release <fluent_executors.stores.Store.release>`) for the
+        next ``resume()`` to take, and the error is raised.
+
         Args:
             limit: at most this many records (``int``, 1 or more); ``None``: all.
 
@@ -348,10 +353,13 @@ class PollExecutor(WrapperExecutor[R]):
             )
         resumed: dict[ProxyFuture[Any], StoredTask] = {}
         tasks = keeper.claim(limit)  # (without those polled here already)
+        taken = 0  # tasks[taken:] have no future: let go of them if this fails
         try:
             for task in tasks:
                 future, descriptor = self._attached(task.result)
-                if not keeper.adopt(task, descriptor):  # another resume() took it
+                adopted = keeper.adopt(task, descriptor)
+                taken += 1
+                if not adopted:  # another resume() took it
                     future.cancel_now()
                     continue
                 resumed[future] = task
@@ -368,6 +376,9 @@ class PollExecutor(WrapperExecutor[R]):
                     )
                 else:
                     self._poller.start_polling(future, descriptor)
+        except BaseException:
+            keeper.release(tasks[taken:])
+            raise
         finally:
             keeper.end_claim()
         return resumed
@@ -448,7 +459,7 @@ def _open_store(store: Store | str | os.PathLike[str], name: str) -> tuple[Store
         from .stores import SQLiteStore
 
         return SQLiteStore(store, queue=name), True
-    methods = ("add", "remove", "renew", "claim", "records", "close")
+    methods = ("add", "remove", "release", "renew", "claim", "records", "close")
     if not all(callable(getattr(store, method, None)) for method in methods) or (
         not isinstance(getattr(store, "owner", None), str)
     ):

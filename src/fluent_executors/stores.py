@@ -194,6 +194,18 @@ class SQLiteStore(SQLStore):
                     (json.dumps(list(keys)),),
                 )
 
+    def release(self, keys: Collection[str]) -> None:
+        """Let go of this owner's records of ``keys``, in one statement for them
+        all (see :meth:`fluent_executors.stores.Store.release`)."""
+        if keys:
+            with self._calling("release records"), self._transaction() as db:
+                now, _ = self._expiry(0.0)
+                db.execute(
+                    f"UPDATE {TABLE} SET owner = '', expires = ? WHERE owner = ? "
+                    "AND key IN (SELECT value FROM json_each(?))",
+                    (now, self._owner, json.dumps(list(keys))),
+                )
+
     def renew(self, lease: float) -> int:
         """Extend this owner's leases, in one statement (see
         :meth:`fluent_executors.stores.Store.renew`)."""
@@ -367,6 +379,18 @@ class PostgresStore(SQLStore):
         if keys:
             with self._calling("remove records"):
                 self._run(f"DELETE FROM {TABLE} WHERE key = ANY(%s)", (list(keys),))
+
+    def release(self, keys: Collection[str]) -> None:
+        """Let go of this owner's records of ``keys``, in one statement for them
+        all (see :meth:`fluent_executors.stores.Store.release`)."""
+        if keys:
+            with self._calling("release records"):
+                now, _ = self._expiry(0.0)
+                self._run(
+                    f"UPDATE {TABLE} SET owner = '', expires = %s WHERE owner = %s "
+                    "AND key = ANY(%s)",
+                    (now, self._owner, list(keys)),
+                )
 
     def renew(self, lease: float) -> int:
         """Extend this owner's leases, in one statement (see

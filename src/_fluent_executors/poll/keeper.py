@@ -22,10 +22,12 @@ import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from ..durable import NewRecord, RecordError
+from ..durable import NewRecord, RecordError, StoredTask
 
 if TYPE_CHECKING:
-    from ..durable import Store, StoredTask
+    from collections.abc import Sequence
+
+    from ..durable import Store
     from ..logging import ContainedLogger
     from .descriptor import PollDescriptor
 
@@ -95,6 +97,7 @@ class StoreKeeper:
         self._keys: dict[PollDescriptor[Any], str] = {}
         self._held: dict[str, PollDescriptor[Any]] = {}
         self._removals: list[str] = []  # of futures done since the last sync
+        self._releases: list[str] = []  # claimed, given no future: to let go of
         # While resume() claims (how many at once): the keys forgotten meanwhile,
         # which a claim may have returned, and which are not to be adopted.
         self._claims = 0
@@ -159,7 +162,7 @@ class StoreKeeper:
 
     def pending(self) -> bool:
         """Whether a sync has something to write."""
-        return bool(self._unwritten or self._removals)
+        return bool(self._unwritten or self._removals or self._releases)
 
     def due(self, now: float) -> bool:
         """Whether the poll thread should sync at ``now`` (the driver's clock)."""
@@ -229,6 +232,11 @@ class StoreKeeper:
         if removals and self._call("remove", self.store.remove, removals) is None:
             with self._lock:
                 self._removals[:0] = removals
+        with self._lock:
+            releases, self._releases = self._releases, []
+        if releases and self._call("release", self.store.release, releases) is None:
+            with self._lock:
+                self._releases[:0] = releases
         if self._held and now >= self._renewal_at():
             self._renew(now)
         return written
@@ -320,11 +328,28 @@ class StoreKeeper:
             self._claims += 1
         try:
             tasks = self.store.claim(self.lease, limit, mine=True)
+            if not isinstance(tasks, list) or not all(
+                isinstance(task, StoredTask) and isinstance(task.key, str)
+                for task in tasks
+            ):
+                raise TypeError(
+                    f"store.claim() returned {tasks!r}, not a list of StoredTask"
+                )
+            with self._lock:
+                return [task for task in tasks if not self._holds(task.key)]
         except BaseException:
             self.end_claim()
             raise
-        with self._lock:
-            return [task for task in tasks if not self._holds(task.key)]
+
+    def release(self, tasks: Sequence[StoredTask]) -> None:
+        """Let go of claimed records that no future polls (``resume()`` failed
+        half-way), so that the next claim takes them; if the store fails, the
+        poll thread's next sync tries again (while it runs, it renews this
+        owner's leases: without it, they run out)."""
+        keys = [task.key for task in tasks]
+        if keys and self._call("release", self.store.release, keys) is None:
+            with self._lock:
+                self._releases += keys
 
     def end_claim(self) -> None:
         """The records of a :meth:`claim` are adopted."""
