@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import CancelledError
@@ -788,3 +789,35 @@ def test_resume_failing_half_way_releases_the_records_it_gave_no_future(
     assert store.next("release") == released
     claimed = sqlite(clock=clock).claim(LEASE)  # at once: no lease to wait for
     assert sorted(t.key for t in claimed) == released
+
+
+class SlowRenewal(Recording):
+    """A Recording whose ``renew`` takes ``seconds`` (a store under load)."""
+
+    def __init__(self, store: Any, seconds: float) -> None:
+        super().__init__(store)
+        self.seconds = seconds
+        self.renewals = 0
+
+    def renew(self, lease: float) -> Any:
+        time.sleep(self.seconds)  # the slow statement (not a synchronisation)
+        held = super().renew(lease)
+        self.renewals += 1
+        return held
+
+
+def test_a_renewal_slower_than_a_third_of_the_lease_lets_rounds_begin(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = SlowRenewal(sqlite(), seconds=0.2)  # a third of the lease: 0.1 s
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        if store.renewals >= 2:  # polled after its renewals too
+            for descriptor in descriptors:
+                descriptor.yield_result(descriptor.result)
+        return 0.01
+
+    executor = PollExecutor(Executors.sync(), poll, store=store, lease=0.3)
+    executors.append(executor)
+
+    assert executor.submit(identity, "t").result(timeout=TIMEOUT) == "t"

@@ -103,6 +103,10 @@ class StoreKeeper:
         self._claims = 0
         self._forgotten: set[str] = set()
         self._renewed_at: float | None = None  # the driver's clock
+        # A renewal was made since renewal_due() last let a round begin: the
+        # next round begins even if the next renewal is due already (a store
+        # whose renewal takes longer than a third of the lease).
+        self._renewed = False
         self._failing = False  # the store failed at the last call
         self._now = 0.0  # the time of the sync under way
         self.errors = 0  # failed calls of the store, in all
@@ -178,7 +182,13 @@ class StoreKeeper:
 
     def renewal_due(self, now: float) -> bool:
         """Whether the leases are due for renewal at ``now`` (the driver's
-        clock): the driver begins no round before (a lease may have run out)."""
+        clock): the driver begins no round before (a lease may have run out).
+        Once a renewal has been made, it answers ``False`` once, so that a
+        round begins between two renewals however long they take. Called by
+        the driver once before each round it may begin."""
+        if self._renewed:
+            self._renewed = False
+            return False
         return bool(self._held) and now >= max(self._renewal_at(), self._retry_at)
 
     def wait_timeout(self, now: float) -> float | None:
@@ -250,6 +260,7 @@ class StoreKeeper:
         if held is None:
             return
         self._renewed_at = now
+        self._renewed = True
         if held < expected:
             self._let_go()
 
