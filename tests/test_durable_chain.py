@@ -184,3 +184,35 @@ def test_a_chain_whose_layer_is_shut_down_refuses_to_resume(left: Any) -> None:
         chain.resume()
 
     assert [t.owner for t in store.records()] == ["dead"]  # nothing claimed
+
+
+def test_a_cancel_on_shutdown_layer_cancels_resumed_futures_at_its_shutdown(
+    left: Any,
+) -> None:
+    store = left("t1")  # never finishes
+    chain = (
+        Executors.sync()
+        .with_poll(Service(), store=store, lease=LEASE)
+        .with_cancel_on_shutdown()
+    )
+    ((future, _),) = chain.resume().items()
+
+    chain.shutdown(wait=True)
+
+    assert future.cancelled()
+
+
+def test_a_throttle_layer_passes_resumed_futures_on_unqueued(
+    left: Any, shutting: list[Any]
+) -> None:
+    store = left("t1", "t2")
+    service = Service()
+    service.finished.update({"t1", "t2"})
+    chain = (
+        Executors.sync().with_poll(service, store=store, lease=LEASE).with_throttle(1)
+    )
+    shutting.append(chain)
+
+    resumed = chain.resume()
+
+    assert sorted(f.result(timeout=TIMEOUT) for f in resumed) == ["t1", "t2"]
