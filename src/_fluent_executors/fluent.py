@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, final, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    final,
+    overload,
+)
 
 from .public import publish
 
@@ -59,12 +68,39 @@ if TYPE_CHECKING:  # the default is for type checkers (PEP 696, typing_extension
     from typing_extensions import TypeVar as DefaultedTypeVar
 
     R = DefaultedTypeVar("R", default=SameResult)
+    R_co = DefaultedTypeVar("R_co", covariant=True, default=SameResult)
 else:  # at run time a plain one: importing typing_extensions costs milliseconds
     R = TypeVar("R")
+    R_co = TypeVar("R_co", covariant=True)
 P = ParamSpec("P")
 
 
-class FluentExecutor(Executor, Generic[R]):
+class Delegate(Protocol[R_co]):
+    """What a wrapper executor takes as its delegate, for type checkers: any
+    :class:`~concurrent.futures.Executor`, whose futures have the result type
+    ``R_co``.
+
+    A :class:`FluentExecutor` ``[R]`` is a ``Delegate[R]``; another executor (a
+    standard pool) matches by its methods, with the default result type,
+    :class:`SameResult`. So one signature, ``delegate: Delegate[R]``, gives a
+    wrapper its delegate's result type, where two overloads (a ``FluentExecutor[R]``
+    delegate, any other ``Executor``) did that before.
+    """
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]: ...
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None: ...
+
+
+if TYPE_CHECKING:
+    _ResultBase = Delegate  # a FluentExecutor[R] is a Delegate[R]
+else:  # at run time plain Generic: no Protocol metaclass on every executor class
+    _ResultBase = Generic
+
+
+class FluentExecutor(Executor, _ResultBase[R]):
     """An :class:`~concurrent.futures.Executor` with chainable ``with_*`` methods.
 
     Every executor that :class:`~fluent_executors.Executors` returns is one, so a chain
@@ -551,7 +587,7 @@ def _submit_one(
     return submit
 
 
-def name_of(executor: Executor, name: str | None = None) -> str:
+def name_of(executor: object, name: str | None = None) -> str:
     """``name`` if given, else the ``name`` of ``executor`` if it has a string one,
     else ``"default"``: the name of a wrapper built around ``executor``."""
     if name is not None:

@@ -6,11 +6,11 @@ import logging
 import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from _fluent_executors.bounded_map import bounded_map
-from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.fluent import Delegate, R, SameResult
 from _fluent_executors.wrapper import DelegatingExecutor, check_submittable
 
 if TYPE_CHECKING:
@@ -72,27 +72,9 @@ class AsyncioExecutor(DelegatingExecutor[R]):
             event loop nor ``None``; ``name`` is not a ``str``.
     """
 
-    @overload
     def __init__(
         self,
-        delegate: FluentExecutor[R],
-        loop: asyncio.AbstractEventLoop | None = None,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: AsyncioExecutor[SameResult],
-        delegate: Executor,
-        loop: asyncio.AbstractEventLoop | None = None,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-    ) -> None: ...
-
-    def __init__(
-        self,
-        delegate: Executor,
+        delegate: Delegate[R],
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
         name: str = "default",

@@ -86,6 +86,9 @@ def check_wrappers_of_a_plain_executor_have_the_same_result(
     same: RetryExecutor[SameResult] = plain
     fluent: FluentExecutor = base.with_timeout(1.0).with_retry()
     del same, fluent
+    # A FluentExecutor[SameResult] delegate, to the facade and the classes.
+    assert_type(Executors.with_retry(base), RetryExecutor[SameResult])
+    assert_type(TimeoutExecutor(base, 1.0), TimeoutExecutor[SameResult])
 
 
 def check_any_executor_wrapped_has_the_same_result() -> None:
