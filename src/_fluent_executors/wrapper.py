@@ -227,9 +227,10 @@ class DelegatingExecutor(FluentExecutor[R]):
     def __init__(
         self, delegate: Delegate[Any], *, logger: logging.Logger | None, name: str
     ) -> None:
-        self._delegate = check_delegate(delegate)
+        executor = check_delegate(delegate)
         check_name(name)
         check_logger(logger)
+        self._delegate = executor
         self._name = name
         # The module of the concrete class: fluent_executors.poll, .retry, ...
         self._logger = ContainedLogger(
