@@ -223,7 +223,16 @@ class FluentExecutor(Executor, _ResultBase[R]):
         # On first use: importing the package imports this module.
         from .bounded_map import bounded_map
 
-        return bounded_map(self, _submit_one(fn), iterables, timeout, buffersize)
+        return bounded_map(self, self._map_submit(fn), iterables, timeout, buffersize)
+
+    def _map_submit(
+        self, fn: Callable[..., T]
+    ) -> Callable[[Any, tuple[Any, ...]], Future[T]]:
+        """What :meth:`map` submits for each tuple of arguments, given the executor
+        (``map``'s iterator holds it by a weak reference): ``fn(*args)``, through
+        ``submit``. An executor whose ``submit`` returns no standard future
+        overrides it."""
+        return _submit_one(fn)
 
     def _repr_fields(self) -> dict[str, object]:
         """This executor's own key parameters, which :meth:`describe` shows after

@@ -266,3 +266,5 @@ def check_map_gives_the_result_type_of_the_executor(base: ThreadPoolExecutor) ->
         Executors.process_pool().map(fetch, ["a"], chunksize=4), Iterator[bytes]
     )
     assert_type(Executors.interpreter_pool(2).map(fetch, ["a"]), Iterator[bytes])
+    assert_type(base.with_asyncio().map(fetch, ["a"]), Iterator[bytes])
+    assert_type(base.with_map(parse).with_asyncio().map(fetch, ["a"]), Iterator[float])
