@@ -83,8 +83,9 @@ class Delegate(Protocol[R_co]):
     A :class:`FluentExecutor` ``[R]`` is a ``Delegate[R]``; another executor (a
     standard pool) matches by its methods, with the default result type,
     :class:`SameResult`. So one signature, ``delegate: Delegate[R]``, gives a
-    wrapper its delegate's result type, where two overloads (a ``FluentExecutor[R]``
-    delegate, any other ``Executor``) did that before.
+    wrapper its delegate's result type. (A union, ``FluentExecutor[R] | Executor``,
+    would not: mypy matches a ``FluentExecutor[float]`` to ``Executor`` and infers
+    ``SameResult``.)
     """
 
     def submit(
@@ -94,9 +95,12 @@ class Delegate(Protocol[R_co]):
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None: ...
 
 
+# Type checkers see that a FluentExecutor[R] is a Delegate[R]. At run time the base
+# is plain Generic: a Protocol base would give every executor class typing's
+# Protocol metaclass, for nothing that runs.
 if TYPE_CHECKING:
-    _ResultBase = Delegate  # a FluentExecutor[R] is a Delegate[R]
-else:  # at run time plain Generic: no Protocol metaclass on every executor class
+    _ResultBase = Delegate
+else:
     _ResultBase = Generic
 
 
