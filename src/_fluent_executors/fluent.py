@@ -11,6 +11,7 @@ from typing import (
     ClassVar,
     Generic,
     ParamSpec,
+    Protocol,
     TypeVar,
     cast,
     final,
@@ -70,12 +71,43 @@ if TYPE_CHECKING:  # the default is for type checkers (PEP 696, typing_extension
     from typing_extensions import TypeVar as DefaultedTypeVar
 
     R = DefaultedTypeVar("R", default=SameResult)
+    R_co = DefaultedTypeVar("R_co", covariant=True, default=SameResult)
 else:  # at run time a plain one: importing typing_extensions costs milliseconds
     R = TypeVar("R")
+    R_co = TypeVar("R_co", covariant=True)
 P = ParamSpec("P")
 
 
-class FluentExecutor(Executor, Generic[R]):
+class Delegate(Protocol[R_co]):
+    """What a wrapper executor takes as its delegate, for type checkers: any
+    :class:`~concurrent.futures.Executor`, whose futures have the result type
+    ``R_co``.
+
+    A :class:`FluentExecutor` ``[R]`` is a ``Delegate[R]``; another executor (a
+    standard pool) matches by its methods, with the default result type,
+    :class:`SameResult`. So one signature, ``delegate: Delegate[R]``, gives a
+    wrapper its delegate's result type. (A union, ``FluentExecutor[R] | Executor``,
+    would not: mypy matches a ``FluentExecutor[float]`` to ``Executor`` and infers
+    ``SameResult``.)
+    """
+
+    def submit(
+        self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> Future[T]: ...
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None: ...
+
+
+# Type checkers see that a FluentExecutor[R] is a Delegate[R]. At run time the base
+# is plain Generic: a Protocol base would give every executor class typing's
+# Protocol metaclass, for nothing that runs.
+if TYPE_CHECKING:
+    _ResultBase = Delegate
+else:
+    _ResultBase = Generic
+
+
+class FluentExecutor(Executor, _ResultBase[R]):
     """An :class:`~concurrent.futures.Executor` with chainable ``with_*`` methods.
 
     Every executor that :class:`~fluent_executors.Executors` returns is one, so a chain
@@ -198,7 +230,16 @@ class FluentExecutor(Executor, Generic[R]):
         # On first use: importing the package imports this module.
         from .bounded_map import bounded_map
 
-        return bounded_map(self, _submit_one(fn), iterables, timeout, buffersize)
+        return bounded_map(self, self._map_submit(fn), iterables, timeout, buffersize)
+
+    def _map_submit(
+        self, fn: Callable[..., T]
+    ) -> Callable[[Any, tuple[Any, ...]], Future[T]]:
+        """What :meth:`map` submits for each tuple of arguments, given the executor
+        (``map``'s iterator holds it by a weak reference): ``fn(*args)``, through
+        ``submit``. An executor whose ``submit`` returns no standard future
+        overrides it."""
+        return _submit_one(fn)
 
     def _repr_fields(self) -> dict[str, object]:
         """This executor's own key parameters, which :meth:`describe` shows after
@@ -645,7 +686,7 @@ def _submit_one(
     return submit
 
 
-def name_of(executor: Executor, name: str | None = None) -> str:
+def name_of(executor: object, name: str | None = None) -> str:
     """``name`` if given, else the ``name`` of ``executor`` if it has a string one,
     else ``"default"``: the name of a wrapper built around ``executor``."""
     if name is not None:

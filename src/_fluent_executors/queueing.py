@@ -8,11 +8,11 @@ import threading
 from abc import abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 from .callbacks import in_library_thread
-from .fluent import R
+from .fluent import Delegate, R
 from .proxy import ProxyFuture
 from .stdlib_compat import LOCK_FREE
 from .wrapper import WrapperExecutor, shutdown_delegate
@@ -75,7 +75,7 @@ class QueueingExecutor(WrapperExecutor[R], Generic[Prepared, Token, R]):
 
     def __init__(
         self,
-        delegate: Executor,
+        delegate: Delegate[Any],
         *,
         block: bool,
         logger: logging.Logger | None,

@@ -15,7 +15,7 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 
 from . import scheduler
 from .counts import open_counts
-from .fluent import FluentExecutor, R, SameResult
+from .fluent import Delegate, FluentExecutor, R, SameResult
 from .logging import ContainedLogger
 from .proxy import ProxyFuture
 from .stdlib_compat import interpreter_exiting
@@ -26,13 +26,16 @@ F = TypeVar("F")
 P = ParamSpec("P")
 
 
-def check_delegate(delegate: object) -> None:
-    """Raise ``TypeError`` unless ``delegate`` looks like an executor."""
+def check_delegate(delegate: object) -> Executor:
+    """Return ``delegate``, an executor; raise ``TypeError`` unless it looks like
+    one (a ``Delegate[R]`` of the type checkers is any object with an executor's
+    methods)."""
     if not callable(getattr(delegate, "submit", None)):
         raise TypeError(
             "delegate must be an executor with a submit() method, "
             f"got {type(delegate).__name__}"
         )
+    return cast("Executor", delegate)
 
 
 def check_name(name: object) -> None:
@@ -222,12 +225,12 @@ class DelegatingExecutor(FluentExecutor[R]):
     """
 
     def __init__(
-        self, delegate: Executor, *, logger: logging.Logger | None, name: str
+        self, delegate: Delegate[Any], *, logger: logging.Logger | None, name: str
     ) -> None:
-        check_delegate(delegate)
+        executor = check_delegate(delegate)
         check_name(name)
         check_logger(logger)
-        self._delegate = delegate
+        self._delegate = executor
         self._name = name
         # The module of the concrete class: fluent_executors.poll, .retry, ...
         self._logger = ContainedLogger(

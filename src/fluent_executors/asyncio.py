@@ -5,12 +5,11 @@ from __future__ import annotations
 import logging
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, Future
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
-from _fluent_executors.bounded_map import bounded_map
-from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.fluent import Delegate, R, SameResult
 from _fluent_executors.wrapper import DelegatingExecutor, check_submittable
 
 if TYPE_CHECKING:
@@ -53,6 +52,11 @@ class AsyncioExecutor(DelegatingExecutor[R]):
     scheduled on its event loop from the thread that completes the delegate's
     future; if the loop is closed by then, the outcome is dropped.
 
+    :meth:`~fluent_executors.FluentExecutor.map` works as on every executor:
+    the calls go to the delegate, and the iterator waits for their results in the
+    thread that takes them (no event loop is involved: in a coroutine, ``await
+    asyncio.gather(*(executor.submit(fn, x) for x in items))`` instead).
+
     Since its futures are not :class:`concurrent.futures.Future` objects, this
     executor belongs at the outer end of a chain: wrapping it in another wrapper
     executor does not work. The futures of this library are awaitable directly
@@ -72,27 +76,9 @@ class AsyncioExecutor(DelegatingExecutor[R]):
             event loop nor ``None``; ``name`` is not a ``str``.
     """
 
-    @overload
     def __init__(
         self,
-        delegate: FluentExecutor[R],
-        loop: asyncio.AbstractEventLoop | None = None,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: AsyncioExecutor[SameResult],
-        delegate: Executor,
-        loop: asyncio.AbstractEventLoop | None = None,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-    ) -> None: ...
-
-    def __init__(
-        self,
-        delegate: Executor,
+        delegate: Delegate[R],
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
         name: str = "default",
@@ -221,35 +207,18 @@ class AsyncioExecutor(DelegatingExecutor[R]):
         self._counts.track_asyncio(future)
         return future
 
-    def map(
-        self,
-        fn: Callable[..., Any],
-        *iterables: Iterable[Any],
-        timeout: float | None = None,
-        chunksize: int = 1,
-        buffersize: int | None = None,
-    ) -> Iterator[Any]:
-        """:meth:`FluentExecutor.map <fluent_executors.FluentExecutor.map>`:
-        the calls go to the delegate, and the iterator waits for their results in
-        the thread that takes them, as every executor's ``map`` does (no event
-        loop is involved: in a coroutine, ``await asyncio.gather(*(
-        executor.submit(fn, x) for x in items))`` instead).
-
-        Raises:
-            TypeError: ``buffersize`` is neither an ``int`` nor ``None``.
-            ValueError: ``buffersize`` is less than 1.
-            RuntimeError: the executor has been shut down.
-
-        .. versionadded:: 0.2.0
-        """
+    def _map_submit(
+        self, fn: Callable[..., T]
+    ) -> Callable[[AsyncioExecutor[Any], tuple[Any, ...]], Future[T]]:
+        # Refuses at once once shut down, even for empty iterables.
         self._check_open()
-        return bounded_map(self, _submitter(fn), iterables, timeout, buffersize)
+        return _submitter(fn)
 
 
 def _submitter(
     fn: Callable[..., T],
 ) -> Callable[[AsyncioExecutor[Any], tuple[Any, ...]], Future[T]]:
-    """What :meth:`AsyncioExecutor.map` submits for each tuple of arguments:
+    """What ``AsyncioExecutor.map`` submits for each tuple of arguments:
     ``fn(*args)`` to the delegate, a standard future counted by the executor."""
 
     def submit(executor: AsyncioExecutor[Any], args: tuple[Any, ...]) -> Future[T]:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
-from typing import Any, TypeVar, overload
+from concurrent.futures import Future
+from typing import Any, TypeVar
 
-from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.outstanding import Outstanding
 from _fluent_executors.proxy import ProxyFuture
 from _fluent_executors.wrapper import WrapperExecutor
@@ -37,25 +37,9 @@ class CancelOnShutdownExecutor(WrapperExecutor[R]):
         TypeError: ``delegate`` has no ``submit`` method; ``name`` is not a ``str``.
     """
 
-    @overload
     def __init__(
         self,
-        delegate: FluentExecutor[R],
-        logger: logging.Logger | None = None,
-        name: str = "default",
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: CancelOnShutdownExecutor[SameResult],
-        delegate: Executor,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-    ) -> None: ...
-
-    def __init__(
-        self,
-        delegate: Executor,
+        delegate: Delegate[R],
         logger: logging.Logger | None = None,
         name: str = "default",
     ) -> None:

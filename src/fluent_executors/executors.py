@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import distributed
 
     from _fluent_executors.durable import Store
-    from _fluent_executors.fluent import FluentExecutor, SameResult
+    from _fluent_executors.fluent import Delegate, FluentExecutor, R, SameResult
     from _fluent_executors.interpreter_pool import InterpreterPoolExecutor
     from _fluent_executors.process_pool import ProcessPoolExecutor
 
@@ -208,46 +208,12 @@ class Executors:
 
         return RayExecutor(logger, name, remote_options=remote_options, **init_kwargs)
 
-    # -- wrappers: the first overload keeps a FluentExecutor delegate's result type
-    # (it overlaps the second, which mypy reports: on purpose, as for the classes)
-
-    @overload
-    @staticmethod
-    def with_poll(  # type: ignore[overload-overlap]
-        delegate: FluentExecutor[DelegateResult],
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None = None,
-        default_interval: float = 5.0,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        poll_retry_policy: RetryPolicy | None = None,
-        max_batch: int | None = None,
-        poll_timeout: float | None = None,
-        store: Store | str | os.PathLike[str] | None = None,
-        lease: float = 60.0,
-    ) -> PollExecutor[DelegateResult]: ...
-
-    @overload
-    @staticmethod
-    def with_poll(
-        delegate: Executor,
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None = None,
-        default_interval: float = 5.0,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        poll_retry_policy: RetryPolicy | None = None,
-        max_batch: int | None = None,
-        poll_timeout: float | None = None,
-        store: Store | str | os.PathLike[str] | None = None,
-        lease: float = 60.0,
-    ) -> PollExecutor[SameResult]: ...
+    # -- wrappers: each keeps its delegate's result type R (see Delegate), except
+    # with_map and with_flat_map, whose functions set it
 
     @staticmethod
     def with_poll(
-        delegate: Executor,
+        delegate: Delegate[R],
         poll_fn: PollFn,
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,
@@ -259,7 +225,7 @@ class Executors:
         poll_timeout: float | None = None,
         store: Store | str | os.PathLike[str] | None = None,
         lease: float = 60.0,
-    ) -> PollExecutor[Any]:
+    ) -> PollExecutor[R]:
         """Wrap ``delegate`` in a :class:`~fluent_executors.PollExecutor`, whose
         futures ``poll_fn`` resolves."""
         from .poll import PollExecutor
@@ -278,34 +244,14 @@ class Executors:
             lease=lease,
         )
 
-    @overload
-    @staticmethod
-    def with_retry(  # pyright: ignore[reportOverlappingOverload]
-        delegate: FluentExecutor[DelegateResult],
-        retry_policy: RetryPolicy | None = None,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        **kwargs: Any,
-    ) -> RetryExecutor[DelegateResult]: ...
-
-    @overload
     @staticmethod
     def with_retry(
-        delegate: Executor,
+        delegate: Delegate[R],
         retry_policy: RetryPolicy | None = None,
         logger: logging.Logger | None = None,
         name: str | None = None,
         **kwargs: Any,
-    ) -> RetryExecutor[SameResult]: ...
-
-    @staticmethod
-    def with_retry(
-        delegate: Executor,
-        retry_policy: RetryPolicy | None = None,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        **kwargs: Any,
-    ) -> RetryExecutor[Any]:
+    ) -> RetryExecutor[R]:
         """Wrap ``delegate`` in a :class:`~fluent_executors.RetryExecutor`, which
         retries failed callables as ``retry_policy`` (or an
         :class:`~fluent_executors.ExceptionRetryPolicy` of ``kwargs``) decides."""
@@ -315,31 +261,13 @@ class Executors:
             delegate, retry_policy, logger, name_of(delegate, name), **kwargs
         )
 
-    @overload
-    @staticmethod
-    def with_timeout(  # type: ignore[overload-overlap]
-        delegate: FluentExecutor[DelegateResult],
-        timeout: float,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> TimeoutExecutor[DelegateResult]: ...
-
-    @overload
     @staticmethod
     def with_timeout(
-        delegate: Executor,
+        delegate: Delegate[R],
         timeout: float,
         logger: logging.Logger | None = None,
         name: str | None = None,
-    ) -> TimeoutExecutor[SameResult]: ...
-
-    @staticmethod
-    def with_timeout(
-        delegate: Executor,
-        timeout: float,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> TimeoutExecutor[Any]:
+    ) -> TimeoutExecutor[R]:
         """Wrap ``delegate`` in a :class:`~fluent_executors.TimeoutExecutor`, which
         cancels futures not done within ``timeout`` seconds."""
         from .timeout import TimeoutExecutor
@@ -404,60 +332,23 @@ class Executors:
             delegate, fn, logger, name_of(delegate, name), error_fn=error_fn
         )
 
-    @overload
-    @staticmethod
-    def with_throttle(  # type: ignore[overload-overlap]
-        delegate: FluentExecutor[DelegateResult],
-        count: ThrottleCount,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        block: bool = False,
-    ) -> ThrottleExecutor[DelegateResult]: ...
-
-    @overload
     @staticmethod
     def with_throttle(
-        delegate: Executor,
+        delegate: Delegate[R],
         count: ThrottleCount,
         logger: logging.Logger | None = None,
         name: str | None = None,
         block: bool = False,
-    ) -> ThrottleExecutor[SameResult]: ...
-
-    @staticmethod
-    def with_throttle(
-        delegate: Executor,
-        count: ThrottleCount,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        block: bool = False,
-    ) -> ThrottleExecutor[Any]:
+    ) -> ThrottleExecutor[R]:
         """Wrap ``delegate`` in a :class:`~fluent_executors.ThrottleExecutor`, which
         runs at most ``count`` callables at once."""
         from .throttle import ThrottleExecutor
 
         return ThrottleExecutor(delegate, count, logger, name_of(delegate, name), block)
 
-    @overload
-    @staticmethod
-    def with_rate_limit(  # type: ignore[overload-overlap]
-        delegate: FluentExecutor[DelegateResult],
-        max_calls: int,
-        period: float = 1.0,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        adaptive: bool = False,
-        too_many: Callable[[BaseException], object] | None = None,
-        decrease_factor: float = 0.5,
-        increase: float = 1.0,
-        max_pause: float = 300.0,
-    ) -> RateLimitExecutor[DelegateResult]: ...
-
-    @overload
     @staticmethod
     def with_rate_limit(
-        delegate: Executor,
+        delegate: Delegate[R],
         max_calls: int,
         period: float = 1.0,
         logger: logging.Logger | None = None,
@@ -468,22 +359,7 @@ class Executors:
         decrease_factor: float = 0.5,
         increase: float = 1.0,
         max_pause: float = 300.0,
-    ) -> RateLimitExecutor[SameResult]: ...
-
-    @staticmethod
-    def with_rate_limit(
-        delegate: Executor,
-        max_calls: int,
-        period: float = 1.0,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-        *,
-        adaptive: bool = False,
-        too_many: Callable[[BaseException], object] | None = None,
-        decrease_factor: float = 0.5,
-        increase: float = 1.0,
-        max_pause: float = 300.0,
-    ) -> RateLimitExecutor[Any]:
+    ) -> RateLimitExecutor[R]:
         """Wrap ``delegate`` in a :class:`~fluent_executors.RateLimitExecutor`,
         which starts at most ``max_calls`` callables per ``period`` seconds."""
         from .rate_limit import RateLimitExecutor
@@ -501,28 +377,12 @@ class Executors:
             max_pause=max_pause,
         )
 
-    @overload
-    @staticmethod
-    def with_cancel_on_shutdown(  # type: ignore[overload-overlap]
-        delegate: FluentExecutor[DelegateResult],
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> CancelOnShutdownExecutor[DelegateResult]: ...
-
-    @overload
     @staticmethod
     def with_cancel_on_shutdown(
-        delegate: Executor,
+        delegate: Delegate[R],
         logger: logging.Logger | None = None,
         name: str | None = None,
-    ) -> CancelOnShutdownExecutor[SameResult]: ...
-
-    @staticmethod
-    def with_cancel_on_shutdown(
-        delegate: Executor,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> CancelOnShutdownExecutor[Any]:
+    ) -> CancelOnShutdownExecutor[R]:
         """Wrap ``delegate`` in a
         :class:`~fluent_executors.CancelOnShutdownExecutor`, which cancels its
         pending futures when it shuts down."""
@@ -530,31 +390,13 @@ class Executors:
 
         return CancelOnShutdownExecutor(delegate, logger, name_of(delegate, name))
 
-    @overload
-    @staticmethod
-    def with_asyncio(  # type: ignore[overload-overlap]
-        delegate: FluentExecutor[DelegateResult],
-        loop: asyncio.AbstractEventLoop | None = None,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> AsyncioExecutor[DelegateResult]: ...
-
-    @overload
     @staticmethod
     def with_asyncio(
-        delegate: Executor,
+        delegate: Delegate[R],
         loop: asyncio.AbstractEventLoop | None = None,
         logger: logging.Logger | None = None,
         name: str | None = None,
-    ) -> AsyncioExecutor[SameResult]: ...
-
-    @staticmethod
-    def with_asyncio(
-        delegate: Executor,
-        loop: asyncio.AbstractEventLoop | None = None,
-        logger: logging.Logger | None = None,
-        name: str | None = None,
-    ) -> AsyncioExecutor[Any]:
+    ) -> AsyncioExecutor[R]:
         """Wrap ``delegate`` in an :class:`~fluent_executors.AsyncioExecutor`, whose
         futures are :class:`asyncio.Future` objects."""
         from .asyncio import AsyncioExecutor

@@ -10,11 +10,10 @@ import logging
 import os
 import weakref
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from _fluent_executors.durable import RecordError, check_lease
-from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.poll.descriptor import PollDescriptor, PollFuture
 from _fluent_executors.poll.keeper import StoreKeeper
 from _fluent_executors.poll.settings import PollSettings
@@ -151,43 +150,9 @@ class PollExecutor(WrapperExecutor[R]):
 
     _call_span = False  # with tracing on, each future has a task span instead
 
-    @overload
     def __init__(
         self,
-        delegate: FluentExecutor[R],
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None = None,
-        default_interval: float = 5.0,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-        *,
-        poll_retry_policy: RetryPolicy | None = None,
-        max_batch: int | None = None,
-        poll_timeout: float | None = None,
-        store: Store | str | os.PathLike[str] | None = None,
-        lease: float = 60.0,
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: PollExecutor[SameResult],
-        delegate: Executor,
-        poll_fn: PollFn,
-        cancel_fn: CancelFn | None = None,
-        default_interval: float = 5.0,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-        *,
-        poll_retry_policy: RetryPolicy | None = None,
-        max_batch: int | None = None,
-        poll_timeout: float | None = None,
-        store: Store | str | os.PathLike[str] | None = None,
-        lease: float = 60.0,
-    ) -> None: ...
-
-    def __init__(
-        self,
-        delegate: Executor,
+        delegate: Delegate[R],
         poll_fn: PollFn,
         cancel_fn: CancelFn | None = None,
         default_interval: float = 5.0,

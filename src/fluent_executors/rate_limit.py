@@ -7,13 +7,13 @@ import logging
 import math
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
-from typing import TYPE_CHECKING, Any, overload
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from _fluent_executors import clock as _clock
 from _fluent_executors import scheduler as _scheduler
 from _fluent_executors.adaptive import AdaptiveRate, check_adaptive
-from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.proxy import outcome
 from _fluent_executors.queueing import QueueingExecutor
 from _fluent_executors.wrapper import check_rate
@@ -120,41 +120,9 @@ class RateLimitExecutor(QueueingExecutor[float, _Call, R]):
             ``increase`` or ``max_pause`` is negative, infinite or NaN.
     """
 
-    @overload
     def __init__(
         self,
-        delegate: FluentExecutor[R],
-        max_calls: int,
-        period: float = 1.0,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-        *,
-        adaptive: bool = False,
-        too_many: Callable[[BaseException], object] | None = None,
-        decrease_factor: float = 0.5,
-        increase: float = 1.0,
-        max_pause: float = 300.0,
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: RateLimitExecutor[SameResult],
-        delegate: Executor,
-        max_calls: int,
-        period: float = 1.0,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-        *,
-        adaptive: bool = False,
-        too_many: Callable[[BaseException], object] | None = None,
-        decrease_factor: float = 0.5,
-        increase: float = 1.0,
-        max_pause: float = 300.0,
-    ) -> None: ...
-
-    def __init__(
-        self,
-        delegate: Executor,
+        delegate: Delegate[R],
         max_calls: int,
         period: float = 1.0,
         logger: logging.Logger | None = None,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import CancelledError, Executor, Future
+from concurrent.futures import CancelledError, Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from _fluent_executors import clock as _clock
 from _fluent_executors.counts import event_count
-from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.fluent import Delegate, R, SameResult
 from _fluent_executors.hints import retry_after
 from _fluent_executors.logging import trace
 from _fluent_executors.outstanding import Outstanding
@@ -307,29 +307,9 @@ class RetryExecutor(WrapperExecutor[R]):
         ValueError: a policy argument is out of range.
     """
 
-    @overload
     def __init__(
         self,
-        delegate: FluentExecutor[R],
-        retry_policy: RetryPolicy | None = None,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-        **kwargs: Any,
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: RetryExecutor[SameResult],
-        delegate: Executor,
-        retry_policy: RetryPolicy | None = None,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-        **kwargs: Any,
-    ) -> None: ...
-
-    def __init__(
-        self,
-        delegate: Executor,
+        delegate: Delegate[R],
         retry_policy: RetryPolicy | None = None,
         logger: logging.Logger | None = None,
         name: str = "default",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
-from typing import Any, TypeVar, overload
+from concurrent.futures import Future
+from typing import Any, TypeVar
 
-from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.queueing import QueueingExecutor, _QueuedFuture
 from _fluent_executors.scheduler import TimerHandle, call_later
 
@@ -100,29 +100,9 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
             calls it.
     """
 
-    @overload
     def __init__(
         self,
-        delegate: FluentExecutor[R],
-        count: ThrottleCount,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-        block: bool = False,
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: ThrottleExecutor[SameResult],
-        delegate: Executor,
-        count: ThrottleCount,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-        block: bool = False,
-    ) -> None: ...
-
-    def __init__(
-        self,
-        delegate: Executor,
+        delegate: Delegate[R],
         count: ThrottleCount,
         logger: logging.Logger | None = None,
         name: str = "default",

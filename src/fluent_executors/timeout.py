@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
 from _fluent_executors.counts import event_count
 from _fluent_executors.errors import TimeoutCancelledError
-from _fluent_executors.fluent import FluentExecutor, R, SameResult
+from _fluent_executors.fluent import Delegate, R, SameResult
 from _fluent_executors.logging import trace
 from _fluent_executors.proxy import ProxyFuture
 from _fluent_executors.scheduler import DeadlineQueue, TimerHandle, call_later
@@ -112,27 +112,9 @@ class TimeoutExecutor(WrapperExecutor[R]):
         ValueError: ``timeout`` is negative or NaN.
     """
 
-    @overload
     def __init__(
         self,
-        delegate: FluentExecutor[R],
-        timeout: float,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: TimeoutExecutor[SameResult],
-        delegate: Executor,
-        timeout: float,
-        logger: logging.Logger | None = None,
-        name: str = "default",
-    ) -> None: ...
-
-    def __init__(
-        self,
-        delegate: Executor,
+        delegate: Delegate[R],
         timeout: float,
         logger: logging.Logger | None = None,
         name: str = "default",

@@ -295,7 +295,7 @@ def check_wrapping_any_executor() -> None:
 
 
 def check_wrapping_any_executor_errors() -> None:
-    Executors.with_retry(object())  # type: ignore[call-overload]
+    Executors.with_retry(object())  # type: ignore[arg-type]
     Executors.with_map(work, parse)  # type: ignore[call-overload]
 
 

@@ -86,6 +86,9 @@ def check_wrappers_of_a_plain_executor_have_the_same_result(
     same: RetryExecutor[SameResult] = plain
     fluent: FluentExecutor = base.with_timeout(1.0).with_retry()
     del same, fluent
+    # A FluentExecutor[SameResult] delegate, to the facade and the classes.
+    assert_type(Executors.with_retry(base), RetryExecutor[SameResult])
+    assert_type(TimeoutExecutor(base, 1.0), TimeoutExecutor[SameResult])
 
 
 def check_any_executor_wrapped_has_the_same_result() -> None:
@@ -263,3 +266,5 @@ def check_map_gives_the_result_type_of_the_executor(base: ThreadPoolExecutor) ->
         Executors.process_pool().map(fetch, ["a"], chunksize=4), Iterator[bytes]
     )
     assert_type(Executors.interpreter_pool(2).map(fetch, ["a"]), Iterator[bytes])
+    assert_type(base.with_asyncio().map(fetch, ["a"]), Iterator[bytes])
+    assert_type(base.with_map(parse).with_asyncio().map(fetch, ["a"]), Iterator[float])
