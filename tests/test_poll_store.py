@@ -465,6 +465,42 @@ def test_a_resumed_future_cancelled_removes_its_record(
     assert store.next("remove") == ["k"]
 
 
+class RemovalFailing(Recording):
+    """A Recording whose ``remove`` fails until ``removable`` is set."""
+
+    def __init__(self, store: Any) -> None:
+        super().__init__(store)
+        self.removable = threading.Event()
+
+    def remove(self, keys: Any) -> Any:
+        self.calls.put(("remove", keys))
+        if not self.removable.is_set():
+            raise StoreError("the database is locked")
+        return self.store.remove(keys)
+
+
+def test_resume_never_claims_back_a_record_whose_removal_failed(
+    executors: list[Any], sqlite: Any
+) -> None:
+    clock = Clock()
+    sqlite(clock=clock).add([NewRecord("k", "t")], LEASE)
+    clock.now += LEASE
+    store = RemovalFailing(sqlite(clock=clock))
+    service = Service()
+    executor = PollExecutor(Executors.sync(), service, store=store, lease=LEASE)
+    executors.append(executor)
+    ((future, _),) = executor.resume().items()
+    service.finish("t")
+    assert future.result(timeout=TIMEOUT) == "T"
+    assert store.next("remove") == ["k"]  # failed: the record stays
+    clock.now += LEASE  # its lease has run out too
+
+    assert executor.resume() == {}  # done here: not a task to poll again
+
+    store.removable.set()
+    assert store.next("remove") == ["k"]
+
+
 def waiting_poll(polls: queue.Queue[list[Any]]) -> Any:
     """A poll function that reports each call's task ids and asks for 1,000 s."""
 

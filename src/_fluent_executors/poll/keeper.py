@@ -97,6 +97,9 @@ class StoreKeeper:
         self._keys: dict[PollDescriptor[Any], str] = {}
         self._held: dict[str, PollDescriptor[Any]] = {}
         self._removals: list[str] = []  # of futures done since the last sync
+        # Of futures done, the keys whose records are not removed yet (their
+        # removal waits, or is under way): held still, never claimed back.
+        self._removing: set[str] = set()
         self._releases: list[str] = []  # claimed, given no future: to let go of
         # While resume() claims (how many at once): the keys forgotten meanwhile,
         # which a claim may have returned, and which are not to be adopted.
@@ -160,6 +163,7 @@ class StoreKeeper:
                 return False
             del self._held[key]
             self._removals.append(key)
+            self._removing.add(key)
             if self._claims:
                 self._forgotten.add(key)
             return len(self._removals) == 1
@@ -239,9 +243,13 @@ class StoreKeeper:
                         if self._keys.pop(descriptor, None) is not None:
                             del self._held[key]
                     descriptor.yield_exception(error)
-        if removals and self._call("remove", self.store.remove, removals) is None:
+        if removals:
+            removed = self._call("remove", self.store.remove, removals) is not None
             with self._lock:
-                self._removals[:0] = removals
+                if removed:
+                    self._removing.difference_update(removals)
+                else:
+                    self._removals[:0] = removals
         with self._lock:
             releases, self._releases = self._releases, []
         if releases and self._call("release", self.store.release, releases) is None:
@@ -371,9 +379,13 @@ class StoreKeeper:
 
     def _holds(self, key: str) -> bool:
         """Whether the record ``key`` is this keeper's own (written here), or
-        held, or was held since a claim began (under the lock)."""
+        held, or its future is done but the record not removed yet, or was held
+        since a claim began (under the lock)."""
         return (
-            key.startswith(self._prefix) or key in self._held or key in self._forgotten
+            key.startswith(self._prefix)
+            or key in self._held
+            or key in self._removing
+            or key in self._forgotten
         )
 
     def _put_back(self, unwritten: dict[PollDescriptor[Any], str]) -> None:
@@ -385,6 +397,7 @@ class StoreKeeper:
                     self._unwritten[descriptor] = key
                 else:  # done meanwhile: never written, nothing to remove
                     self._removals.remove(key)
+                    self._removing.discard(key)
 
     # The store's calls whose answers are read, each answer checked: a user's
     # store that answers wrongly fails the call (contained by _call).
