@@ -389,6 +389,40 @@ def test_leases_are_renewed_every_third_of_the_lease(
         assert store.next("renew") == 30.0
 
 
+def test_no_round_begins_once_the_last_renewal_is_two_thirds_of_the_lease_old(
+    executors: list[Any], sqlite: Any
+) -> None:
+    store = sqlite(recording=True)
+    service = Service()
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        service(descriptors)
+        return 1.0
+
+    with virtual_time() as clock:
+        executor = PollExecutor(
+            Executors.sync(), poll, default_interval=0.0, store=store, lease=30.0
+        )
+        executors.append(executor)
+        future = executor.submit(identity, "t1")
+        store.next("add")  # written at 0 s
+        store.failing = True  # renewals fail from 10 s, retried at 10.5, 11.5,
+        clock.advance(19.0)  # 13.5, 17.5 and 25.5 s: polled meanwhile
+        while not service.calls.empty():
+            service.calls.get()
+        clock.advance(6.0)  # 20 s to 25 s: the lease (30 s) may run out in a round
+        assert service.calls.empty()
+        assert not future.done()
+        store.failing = False
+        clock.advance(0.5)  # 25.5 s: renewed; rounds begin again
+
+        assert service.calls.get(timeout=TIMEOUT) == ["t1"]
+        service.finish("t1")
+        clock.advance(1.0)
+        assert future.result(timeout=TIMEOUT) == "T1"
+    assert executor.stats().store_errors == 5
+
+
 def test_a_path_opens_an_sqlite_store_of_the_executors_name(
     executors: list[Any], tmp_path: Path
 ) -> None:

@@ -185,15 +185,29 @@ class StoreKeeper:
         return -math.inf if renewed_at is None else renewed_at + self.lease / 3
 
     def renewal_due(self, now: float) -> bool:
-        """Whether the leases are due for renewal at ``now`` (the driver's
-        clock): the driver begins no round before (a lease may have run out).
-        Once a renewal has been made, it answers ``False`` once, so that a
-        round begins between two renewals however long they take. Called by
-        the driver once before each round it may begin."""
+        """Whether the driver may not begin a round at ``now`` (its clock), as
+        :meth:`holds_rounds` answers; once a renewal has been made, it answers
+        ``False`` once, so that a round begins between two renewals however long
+        they take. Called by the driver once before each round it may begin."""
         if self._renewed:
             self._renewed = False
             return False
-        return bool(self._held) and now >= max(self._renewal_at(), self._retry_at)
+        return self.holds_rounds(now)
+
+    def holds_rounds(self, now: float) -> bool:
+        """Whether no round may begin at ``now`` (the driver's clock): the
+        leases are due for renewal, or the store fails and the last renewal that
+        succeeded is two thirds of the lease old (whatever the retry back-off
+        says: a lease might run out during the round, and another process take
+        its task over); but not after a renewal until :meth:`renewal_due` has
+        let a round begin. The futures stay pending meanwhile; rounds begin
+        again once a renewal succeeds."""
+        if self._renewed or not self._held:
+            return False
+        renewed_at = self._renewed_at
+        return renewed_at is None or now >= min(
+            renewed_at + self.lease * 2 / 3, max(self._renewal_at(), self._retry_at)
+        )
 
     def wait_timeout(self, now: float) -> float | None:
         """Seconds from ``now`` (the driver's clock) until the next sync: at once

@@ -295,8 +295,13 @@ class PollThread(DriverBase):
                     self._arrive(descriptor)
             with cond:
                 core.take_in()
-                while not core.due(clock.monotonic()) and not self._cancels:
-                    if keeper is not None and keeper.due(clock.monotonic()):
+                while not self._cancels:
+                    now = clock.monotonic()
+                    if core.due(now) and not (
+                        keeper is not None and keeper.holds_rounds(now)
+                    ):
+                        break
+                    if keeper is not None and keeper.due(now):
                         break
                     if self._stopping:
                         return
@@ -317,10 +322,13 @@ class PollThread(DriverBase):
                 core.end_round(clock.monotonic())
 
     def _wait_timeout(self) -> float | None:
-        """Seconds until the core's next round or the keeper's next sync."""
+        """Seconds until the core's next round or the keeper's next sync (alone
+        while the keeper holds the rounds back)."""
         now = clock.monotonic()
-        timeout = self.core.wait_timeout(now)
         keeper = self.keeper
+        if keeper is not None and keeper.holds_rounds(now):
+            return keeper.wait_timeout(now)
+        timeout = self.core.wait_timeout(now)
         if keeper is not None:
             syncing = keeper.wait_timeout(now)
             if timeout is None or (syncing is not None and syncing < timeout):
