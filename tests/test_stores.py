@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+import socket
 import sqlite3
 import threading
 import uuid
@@ -18,6 +19,7 @@ from typing import Any
 import pytest
 from postgres_server import PostgresServer
 from store_doubles import LEASE, Clock
+from wrapper_doubles import TIMEOUT
 
 from fluent_executors.stores import (
     NewRecord,
@@ -472,6 +474,93 @@ def test_a_postgres_store_reconnects_after_a_server_restart(
             store.records()  # the call that finds the connection lost
         store.add([NewRecord("b", 2)], LEASE)
         assert sorted(t.key for t in store.records()) == ["a", "b"]
+
+
+def raises_in_time(call: Callable[[], object]) -> BaseException:
+    """What ``call`` raises, run in a thread of its own; it must not block."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as error:
+            raised.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(TIMEOUT)
+    assert not thread.is_alive(), "the call blocks"
+    (error,) = raised
+    return error
+
+
+def test_a_postgres_server_that_accepts_and_never_answers_fails_the_call() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        conninfo = f"host=127.0.0.1 port={port} user=x dbname=x"
+
+        error = raises_in_time(lambda: PostgresStore(conninfo, timeout=0.5))
+
+    assert isinstance(error, StoreError)
+    assert "ConnectionTimeout" in str(error)
+
+
+class FreezingProxy:
+    """A TCP proxy to a server that holds the bytes it is given while
+    ``thawed`` is clear: a server that stops answering, its kernel still taking
+    the bytes (a frozen machine)."""
+
+    def __init__(self, port: int) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.server_port = port
+        self.thawed = threading.Event()
+        self.thawed.set()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:  # closed
+                return
+            server = socket.create_connection(("127.0.0.1", self.server_port))
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(
+                    target=self._pass, args=(source, sink), daemon=True
+                ).start()
+
+    def _pass(self, source: socket.socket, sink: socket.socket) -> None:
+        with source, sink:
+            try:
+                while data := source.recv(65536):
+                    self.thawed.wait()
+                    sink.sendall(data)
+            except OSError:  # the other side is shut
+                return
+
+    def close(self) -> None:
+        self.thawed.set()
+        self.listener.close()
+
+
+def test_a_postgres_server_frozen_mid_run_fails_the_call_and_is_reconnected(
+    postgres_server: PostgresServer,
+) -> None:
+    proxy = FreezingProxy(postgres_server.port)
+    conninfo = f"host=127.0.0.1 port={proxy.port} user=postgres dbname=postgres"
+    try:
+        with PostgresStore(conninfo, queue=uuid.uuid4().hex, timeout=0.5) as store:
+            store.add([NewRecord("a", 1)], LEASE)
+            proxy.thawed.clear()
+
+            error = raises_in_time(store.records)
+
+            assert isinstance(error, StoreError)
+            proxy.thawed.set()
+            assert [task.key for task in store.records()] == ["a"]
+    finally:
+        proxy.close()
 
 
 def test_postgres_writes_one_statement_per_call(

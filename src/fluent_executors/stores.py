@@ -15,8 +15,11 @@ The protocol and what it reads and writes are defined in the private
 from __future__ import annotations
 
 import json
+import math
 import os
+import socket
 import sqlite3
+import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -272,6 +275,16 @@ class PostgresStore(SQLStore):
     poll executor (its owner is the executor's); executors sharing a database
     each open a store of their own.
 
+    No call blocks for long on a server that stops answering (a frozen machine,
+    a lost network): connecting gives up after ``timeout`` seconds (at least 2,
+    libpq's least ``connect_timeout``), a statement is stopped by the server
+    after ``timeout`` seconds (``statement_timeout``), TCP keepalives and
+    ``tcp_user_timeout`` find a dead peer, and a call that still runs a second
+    after its timeout has its connection shut by the store. The call raises
+    :class:`~fluent_executors.stores.StoreError`, which a poll executor treats
+    as any outage of its store (its futures stay pending). Settings of these
+    names in ``conninfo`` take precedence.
+
     Args:
         conninfo: the connection string (``str``), as psycopg's ``connect``
             takes it: ``"host=db.example dbname=tasks user=poller"`` or a
@@ -283,10 +296,15 @@ class PostgresStore(SQLStore):
         clock: keyword-only, see :class:`SQLiteStore`: lease times are this
             process's wall clock, which every machine sharing the store must keep
             in step with the others.
+        timeout: keyword-only, seconds (``float``) a call may wait for the
+            server, as above. Default 5.0.
+
+            .. versionadded:: 0.2.0
 
     Raises:
         TypeError: an argument has the wrong type (named in the message).
-        ValueError: ``queue`` or ``owner`` is empty.
+        ValueError: ``queue`` or ``owner`` is empty; ``timeout`` is not a finite
+            number > 0.
         ImportError: psycopg is not installed.
         StoreError: the server cannot be reached, or the table made.
 
@@ -301,22 +319,44 @@ class PostgresStore(SQLStore):
         serializer: Serializer | None = None,
         owner: str | None = None,
         clock: Callable[[], float] | None = None,
+        timeout: float = 5.0,
     ) -> None:
         if not isinstance(conninfo, str):
             raise TypeError(f"conninfo must be a str, got {type(conninfo).__name__}")
+        self._timeout = check_non_negative("timeout", timeout, finite=True)
+        if not self._timeout:
+            raise ValueError("timeout must be a finite number of seconds > 0, got 0")
         super().__init__(queue=queue, serializer=serializer, owner=owner, clock=clock)
         try:
             import psycopg
+            from psycopg.conninfo import conninfo_to_dict, make_conninfo
         except ImportError as error:
             raise ImportError(
                 "PostgresStore needs psycopg 3: pip install fluent-executors[postgres]"
             ) from error
         self._psycopg = psycopg
         self._driver_errors = (psycopg.Error,)
-        self._conninfo = conninfo
         self._db: Any = None
         try:
             with self._calling("make its table"):
+                # The timeouts of ``timeout``, but those conninfo sets.
+                given = conninfo_to_dict(conninfo)
+                seconds = math.ceil(self._timeout)  # libpq takes whole seconds
+                timeouts = {
+                    "connect_timeout": max(seconds, 2),
+                    "keepalives": 1,
+                    "keepalives_idle": seconds,
+                    "keepalives_interval": max(seconds // 3, 1),
+                    "keepalives_count": 3,
+                    "tcp_user_timeout": math.ceil(self._timeout * 1000),  # ms
+                }
+                self._conninfo = make_conninfo(
+                    conninfo,
+                    **{name: v for name, v in timeouts.items() if name not in given},
+                )
+                self._statement_timeout = "statement_timeout" not in str(
+                    given.get("options", "")
+                )
                 db = self._connection()
                 with db.transaction():
                     # Two processes making the table at once would collide.
@@ -335,10 +375,46 @@ class PostgresStore(SQLStore):
             raise
 
     def _connection(self) -> Any:
-        """The connection, made again if it was lost (the caller holds the lock)."""
+        """The connection, made again if it was lost (the caller holds the lock),
+        its statements stopped by the server after the timeout (unless the
+        ``options`` of ``conninfo`` set ``statement_timeout``)."""
         if self._db is None:
-            self._db = self._psycopg.connect(self._conninfo, autocommit=True)
+            db = self._psycopg.connect(self._conninfo, autocommit=True)
+            try:
+                if self._statement_timeout:
+                    with self._watching(db):
+                        db.execute(
+                            "SELECT set_config('statement_timeout', %s, false)",
+                            (str(math.ceil(self._timeout * 1000)),),
+                        )
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
         return self._db
+
+    @contextmanager
+    def _watching(self, db: Any) -> Iterator[None]:
+        """Shut the socket of ``db`` if the call within runs for a second more
+        than the timeout (a server frozen, whose statement_timeout cannot act,
+        whose kernel still answers TCP): the call raises, the connection is lost
+        and made again at the next call. (A call ending just as it is shut
+        leaves the next call to find the connection lost: one failed call.)"""
+        timer = threading.Timer(self._timeout + 1.0, self._shut, (db,))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def _shut(self, db: Any) -> None:
+        """Shut the socket of the connection ``db`` (the watch's thread)."""
+        try:
+            with socket.socket(fileno=os.dup(db.pgconn.socket)) as connection:
+                connection.shutdown(socket.SHUT_RDWR)
+        except (OSError, self._psycopg.Error):  # closed already
+            return
 
     def _failed(self, error: BaseException) -> None:
         db = self._db
@@ -349,7 +425,7 @@ class PostgresStore(SQLStore):
     def _run(self, sql: str, params: Sequence[object]) -> Any:
         """One statement in a transaction of its own; its cursor."""
         db = self._connection()
-        with db.transaction():
+        with self._watching(db), db.transaction():
             return db.execute(sql, params)
 
     def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
