@@ -62,9 +62,9 @@ class Recording:
         self._record("release", keys)
         return self.store.release(keys)
 
-    def renew(self, lease: float) -> Any:
+    def renew(self, keys: Any, lease: float) -> Any:
         self._record("renew", lease)
-        return self.store.renew(lease)
+        return self.store.renew(keys, lease)
 
     def claim(self, lease: float, limit: int | None = None, *, mine: bool) -> Any:
         self._record("claim", lease)
@@ -423,6 +423,29 @@ def test_no_round_begins_once_the_last_renewal_is_two_thirds_of_the_lease_old(
     assert executor.stats().store_errors == 5
 
 
+def test_renewals_leave_an_earlier_lifes_records_of_the_owner_to_run_out(
+    executors: list[Any], sqlite: Any
+) -> None:
+    clock = Clock()
+    sqlite(clock=clock, owner="p1").add([NewRecord("old", "t0")], LEASE)
+    store = sqlite(recording=True, clock=clock, owner="p1")  # restarted
+    with virtual_time() as driver:
+        executor = PollExecutor(
+            Executors.sync(), waiting_poll(queue.Queue()), store=store, lease=LEASE
+        )
+        executors.append(executor)
+        executor.submit(identity, "t1")
+        store.next("add")
+        clock.now += LEASE - 1
+        driver.advance(LEASE / 3)
+        assert store.next("renew") == LEASE
+    clock.now += 1
+
+    claimed = sqlite(clock=clock, owner="p2").claim(LEASE)
+
+    assert [(t.key, t.result) for t in claimed] == [("old", "t0")]
+
+
 def test_a_path_opens_an_sqlite_store_of_the_executors_name(
     executors: list[Any], tmp_path: Path
 ) -> None:
@@ -456,7 +479,7 @@ class WithoutRecords:
     def remove(self, keys: Any) -> None:
         pass
 
-    def renew(self, lease: float) -> int:
+    def renew(self, keys: Any, lease: float) -> int:
         return 0
 
     def claim(self, lease: float, limit: int | None = None, *, mine: bool) -> Any:
@@ -869,9 +892,9 @@ class SlowRenewal(Recording):
         self.seconds = seconds
         self.renewals = 0
 
-    def renew(self, lease: float) -> Any:
+    def renew(self, keys: Any, lease: float) -> Any:
         time.sleep(self.seconds)  # the slow statement (not a synchronisation)
-        held = super().renew(lease)
+        held = super().renew(keys, lease)
         self.renewals += 1
         return held
 

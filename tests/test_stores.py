@@ -162,7 +162,7 @@ def test_an_expired_record_is_claimed_with_a_new_lease(make_store: MakeStore) ->
     assert (task.key, task.result, task.label) == ("a", [1, 2], "x")
     assert (task.owner, task.expires) == ("alive", clock.now + 10.0)
     assert other.claim(10.0) == []  # held now
-    assert writer.renew(LEASE) == 0  # the dead owner's lease is gone
+    assert writer.renew(["a"], LEASE) == 0  # the dead owner's lease is gone
     assert [t.owner for t in writer.records()] == ["alive"]
 
 
@@ -180,19 +180,23 @@ def test_an_owner_restarted_takes_its_records_back_at_once(
     assert [t.key for t in restarted.claim(LEASE, mine=True)] == ["a"]
 
 
-def test_renewing_extends_the_owners_records_only(make_store: MakeStore) -> None:
+def test_renewing_extends_the_owners_records_of_the_keys_only(
+    make_store: MakeStore,
+) -> None:
     clock = Clock()
-    mine = make_store(clock=clock)
+    mine = make_store(clock=clock, owner="mine")
     theirs = make_store(clock=clock)
-    mine.add([NewRecord("a", 1), NewRecord("b", 2)], LEASE)
+    mine.add([NewRecord("a", 1), NewRecord("b", 2), NewRecord("old", 0)], LEASE)
     theirs.add([NewRecord("c", 3)], LEASE)
+    restarted = make_store(clock=clock, owner="mine")  # "old": an earlier life's
 
     clock.now += LEASE - 1
-    assert mine.renew(LEASE) == 2
+    assert restarted.renew(["a", "b", "c"], LEASE) == 2
+    assert restarted.renew([], LEASE) == 0
     clock.now += 1
 
     claimed = make_store(clock=clock).claim(LEASE)
-    assert [t.key for t in claimed] == ["c"]
+    assert sorted(t.key for t in claimed) == ["c", "old"]
 
 
 def test_released_records_are_held_by_no_one_and_claimed_at_once(
@@ -206,7 +210,7 @@ def test_released_records_are_held_by_no_one_and_claimed_at_once(
 
     mine.release(["a", "c", "missing"])  # "c" is not its own: left as it is
 
-    assert mine.renew(LEASE) == 1  # "b" alone
+    assert mine.renew(["a", "b"], LEASE) == 1  # "b" alone
     assert {t.key: t.owner for t in mine.records()}["a"] == ""
     assert [t.key for t in make_store(clock=clock).claim(LEASE)] == ["a"]
 
@@ -303,7 +307,7 @@ def test_thousands_of_records_take_one_call_each(make_store: MakeStore) -> None:
     keys = [f"task-{i}" for i in range(5_000)]
 
     assert writer.add([NewRecord(k, {"id": k}) for k in keys], LEASE) == {}
-    assert writer.renew(LEASE) == len(keys)
+    assert writer.renew(keys, LEASE) == len(keys)
     clock.now += LEASE
     assert len(other.claim(LEASE)) == len(keys)
     other.remove(keys)
@@ -329,7 +333,7 @@ def test_a_bad_lease_is_refused_naming_it(
 
     calls: list[Callable[[], object]] = [
         lambda: store.add([NewRecord("a", 1)], lease),
-        lambda: store.renew(lease),
+        lambda: store.renew(["a"], lease),
         lambda: store.claim(lease),
     ]
     for call in calls:
@@ -580,7 +584,7 @@ def test_postgres_writes_one_statement_per_call(
         monkeypatch.setattr(store._db, "execute", counting)
         keys = [f"task-{i}" for i in range(1_000)]
         store.add([NewRecord(k, k) for k in keys], LEASE)
-        store.renew(LEASE)
+        store.renew(keys, LEASE)
         store.release(keys[:500])
         clock.now += LEASE
         store.claim(LEASE)
@@ -596,7 +600,7 @@ def test_sqlite_writes_one_statement_per_call(tmp_path: Path) -> None:
         store._db.set_trace_callback(statements.append)
         keys = [f"task-{i}" for i in range(1_000)]
         store.add([NewRecord(k, k) for k in keys], LEASE)
-        store.renew(LEASE)
+        store.renew(keys, LEASE)
         store.release(keys[:500])
         clock.now += LEASE
         store.claim(LEASE)
@@ -682,7 +686,7 @@ def test_an_sqlite_store_reads_the_clock_once_it_holds_the_write_lock(
     with SQLiteStore(tmp_path / "t.db", clock=clock) as store:
         store._db.set_trace_callback(events.append)
         store.add([NewRecord("k", "t")], LEASE)
-        store.renew(LEASE)
+        store.renew(["k"], LEASE)
         store.claim(LEASE)
 
     begins = [i for i, event in enumerate(events) if event == "BEGIN IMMEDIATE"]

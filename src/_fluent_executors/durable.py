@@ -202,13 +202,14 @@ class Store(Protocol):
         """
         ...
 
-    def renew(self, lease: float) -> int:
-        """Extend the lease of every record this owner holds to ``lease`` seconds
-        from now.
+    def renew(self, keys: Collection[str], lease: float) -> int:
+        """Extend the leases of the records of ``keys`` that this owner holds to
+        ``lease`` seconds from now (others of this owner, an earlier process's
+        under the same owner, are left to run out).
 
         Returns:
-            How many records this owner holds (fewer than it wrote: others took
-            over some whose lease had run out).
+            How many records of ``keys`` this owner holds (fewer than asked:
+            others took over some whose lease had run out).
 
         Raises:
             StoreError: no lease was extended.

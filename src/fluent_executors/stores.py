@@ -209,15 +209,18 @@ class SQLiteStore(SQLStore):
                     (now, self._owner, json.dumps(list(keys))),
                 )
 
-    def renew(self, lease: float) -> int:
-        """Extend this owner's leases, in one statement (see
+    def renew(self, keys: Collection[str], lease: float) -> int:
+        """Extend this owner's leases of ``keys``, in one statement (see
         :meth:`fluent_executors.stores.Store.renew`)."""
         seconds = check_lease(lease)
+        if not keys:
+            return 0
         with self._calling("renew leases"), self._transaction() as db:
             _, expires = self._expiry(seconds)
             cursor = db.execute(
-                f"UPDATE {TABLE} SET expires = ? WHERE queue = ? AND owner = ?",
-                (expires, self._queue, self._owner),
+                f"UPDATE {TABLE} SET expires = ? WHERE queue = ? AND owner = ? "
+                "AND key IN (SELECT value FROM json_each(?))",
+                (expires, self._queue, self._owner, json.dumps(list(keys))),
             )
             return cursor.rowcount
 
@@ -468,15 +471,18 @@ class PostgresStore(SQLStore):
                     (now, self._owner, list(keys)),
                 )
 
-    def renew(self, lease: float) -> int:
-        """Extend this owner's leases, in one statement (see
+    def renew(self, keys: Collection[str], lease: float) -> int:
+        """Extend this owner's leases of ``keys``, in one statement (see
         :meth:`fluent_executors.stores.Store.renew`)."""
         seconds = check_lease(lease)
+        if not keys:
+            return 0
         with self._calling("renew leases"):
             _, expires = self._expiry(seconds)
             cursor = self._run(
-                f"UPDATE {TABLE} SET expires = %s WHERE queue = %s AND owner = %s",
-                (expires, self._queue, self._owner),
+                f"UPDATE {TABLE} SET expires = %s WHERE queue = %s AND owner = %s "
+                "AND key = ANY(%s)",
+                (expires, self._queue, self._owner, list(keys)),
             )
             return int(cursor.rowcount)
 

@@ -276,14 +276,14 @@ class StoreKeeper:
     def _renew(self, now: float) -> None:
         """Renew this owner's leases; if it holds fewer records than it should,
         let go of those another process took over."""
-        with self._lock:  # (a forget meanwhile moves a key to the removals)
-            expected = len(self._held) + len(self._removals)
-        held = self._call("renew", self._renew_leases)
+        with self._lock:  # held, or done and not removed yet
+            keys = [*self._held, *self._removing]
+        held = self._call("renew", self._renew_leases, keys)
         if held is None:
             return
         self._renewed_at = now
         self._renewed = True
-        if held < expected:
+        if held < len(keys):
             self._let_go()
 
     def _let_go(self) -> None:
@@ -426,8 +426,8 @@ class StoreKeeper:
             )
         return failed
 
-    def _renew_leases(self) -> int:
-        held = self.store.renew(self.lease)
+    def _renew_leases(self, keys: list[str]) -> int:
+        held = self.store.renew(keys, self.lease)
         if not isinstance(held, int):
             raise TypeError(f"store.renew() returned {held!r}, not an int")
         return held
