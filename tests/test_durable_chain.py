@@ -186,6 +186,36 @@ def test_a_chain_whose_layer_is_shut_down_refuses_to_resume(left: Any) -> None:
     assert [t.owner for t in store.records()] == ["dead"]  # nothing claimed
 
 
+def test_a_chain_failing_half_way_cancels_its_resumed_futures_and_releases_them(
+    left: Any, shutting: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = left("t1", "t2")
+    service = Service()
+    poll = Executors.sync().with_poll(service, store=store, lease=LEASE)
+    chain = poll.with_map(str.upper)
+    shutting.append(chain)
+    made: list[ProxyFuture[Any]] = []
+    resumed = type(chain)._resumed
+
+    def failing_second(self: Any, future: ProxyFuture[Any]) -> ProxyFuture[Any]:
+        if made:
+            raise KeyboardInterrupt
+        made.append(future)
+        return resumed(self, future)
+
+    monkeypatch.setattr(type(chain), "_resumed", failing_second)
+
+    with pytest.raises(KeyboardInterrupt):
+        chain.resume()
+
+    assert made[0].cancelled()
+    assert sorted((t.key, t.owner) for t in store.records()) == [
+        ("key-t1", ""),
+        ("key-t2", ""),
+    ]
+    assert poll.stats().cancelled == 2
+
+
 def test_a_cancel_on_shutdown_layer_cancels_resumed_futures_at_its_shutdown(
     left: Any,
 ) -> None:

@@ -849,7 +849,7 @@ def test_finish_closes_a_store_it_made_even_if_its_last_sync_raises(
         store.records()
 
 
-def test_resume_failing_half_way_releases_the_records_it_gave_no_future(
+def test_resume_failing_half_way_undoes_its_futures_and_releases_every_record(
     executors: list[Any], sqlite: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = Clock()
@@ -876,12 +876,14 @@ def test_resume_failing_half_way_releases_the_records_it_gave_no_future(
     with pytest.raises(RuntimeError, match="after shutdown"):
         executor.resume()
 
-    held = {t.key: t.owner for t in store.records()}
-    assert sorted(held.values()) == ["", "", store.owner]  # one has its future
-    released = sorted(key for key, owner in held.items() if not owner)
-    assert store.next("release") == released
+    assert [t.owner for t in store.records()] == ["", "", ""]
     claimed = sqlite(clock=clock).claim(LEASE)  # at once: no lease to wait for
-    assert sorted(t.key for t in claimed) == released
+    assert sorted(t.key for t in claimed) == ["k0", "k1", "k2"]
+    stats = executor.stats()  # the future made first: cancelled here alone
+    assert (stats.submitted, stats.cancelled) == (1, 1)
+    executor.shutdown()
+    assert service.calls.empty()  # never polled
+    assert "remove" not in [name for name, _ in list(store.calls.queue)]
 
 
 class SlowRenewal(Recording):

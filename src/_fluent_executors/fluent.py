@@ -329,6 +329,12 @@ class FluentExecutor(Executor, _ResultBase[R]):
         """Whether this layer polls with a store (a poll executor given one)."""
         return False
 
+    def _unresume(self, resumed: dict[Any, StoredTask]) -> None:
+        """Undo the futures that :meth:`resume` of this layer (one that polls
+        with a store) returned, which the caller does not get after all: each is
+        cancelled, its record released for the next ``resume()``."""
+        raise NotImplementedError
+
     def _resumed(self, future: ProxyFuture[Any]) -> ProxyFuture[Any]:
         """This layer's future of ``future``, a resumed future of the layer it
         wraps, as if its delegate had returned it (see :meth:`resume`); a layer
@@ -351,7 +357,9 @@ class FluentExecutor(Executor, _ResultBase[R]):
         tried again, there being no callable to run again (as with
         :meth:`PollExecutor.attach <fluent_executors.PollExecutor.attach>`); a
         throttle or rate-limit layer passes it on too, as it queues callables
-        and a resumed task has none.
+        and a resumed task has none. If it fails half-way, the futures made so
+        far are cancelled (here alone) and every record claimed is released, as
+        :meth:`PollExecutor.resume <fluent_executors.PollExecutor.resume>` says.
 
         Args:
             limit: at most this many records (``int``, 1 or more); ``None``: all.
@@ -395,10 +403,15 @@ class FluentExecutor(Executor, _ResultBase[R]):
             if wrapper._shut_down():
                 raise RuntimeError("cannot schedule new futures after shutdown")
         resumed: dict[ProxyFuture[Any], StoredTask] = {}
-        for future, task in poll_layer.resume(limit).items():
-            for wrapper in reversed(outer):
-                future = wrapper._resumed(future)
-            resumed[future] = task
+        inner = poll_layer.resume(limit)
+        try:
+            for future, task in inner.items():
+                for wrapper in reversed(outer):
+                    future = wrapper._resumed(future)
+                resumed[future] = task
+        except BaseException:  # the caller gets none of them
+            poll_layer._unresume(inner)
+            raise
         return resumed
 
     # -- the chain methods: each wraps this executor in its wrapper class --------

@@ -288,7 +288,8 @@ class PollExecutor(WrapperExecutor[R]):
         <fluent_executors.FluentExecutor.resume>`).
 
         If it fails half-way (the executor shut down meanwhile, a thread that
-        cannot start), the records claimed that have no future yet are released
+        cannot start), the futures made so far are cancelled (here alone, their
+        records not removed), every record claimed is released
         (:meth:`Store.release <fluent_executors.stores.Store.release>`) for the
         next ``resume()`` to take, and the error is raised.
 
@@ -317,17 +318,22 @@ class PollExecutor(WrapperExecutor[R]):
                 "PollExecutor(..., store=...)"
             )
         resumed: dict[ProxyFuture[Any], StoredTask] = {}
+        made: list[tuple[PollFuture[Any], PollDescriptor[Any], StoredTask]] = []
         tasks = keeper.claim(limit)  # (without those polled here already)
         taken = 0  # tasks[taken:] have no future: let go of them if this fails
         try:
+            # First a future for each (what may fail: a shutdown meanwhile),
+            # then each is polled, or failed.
             for task in tasks:
                 future, descriptor = self._attached(task.result)
                 adopted = keeper.adopt(task, descriptor)
                 taken += 1
-                if not adopted:  # another resume() took it
+                if adopted:
+                    resumed[future] = task
+                    made.append((future, descriptor, task))
+                else:  # another resume() took it
                     future.cancel_now()
-                    continue
-                resumed[future] = task
+            for future, descriptor, task in made:
                 if task.error is not None:
                     future.fail(task.error)
                 elif task.intent:
@@ -343,10 +349,26 @@ class PollExecutor(WrapperExecutor[R]):
                     self._poller.start_polling(future, descriptor)
         except BaseException:
             keeper.release(tasks[taken:])
+            self._unresume(resumed)
             raise
         finally:
             keeper.end_claim()
         return resumed
+
+    def _unresume(self, resumed: dict[Any, StoredTask]) -> None:
+        """Undo the futures of :meth:`resume` that the caller does not get (it
+        failed half-way): each is cancelled here alone, its record not removed
+        but released, for the next ``resume()`` to take (a future that ended
+        meanwhile has its record removed as usual)."""
+        keeper = self._poller.keeper
+        assert keeper is not None  # (a resume() made them)
+        released: list[StoredTask] = []
+        for future, task in resumed.items():
+            descriptor = future.descriptor
+            if descriptor is not None and keeper.unadopt(descriptor):
+                released.append(task)
+            future.cancel_now()
+        keeper.release(released)
 
     def _wrapper_fields(self) -> dict[str, object]:
         poller, core = self._poller, self._poller.core

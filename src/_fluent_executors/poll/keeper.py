@@ -148,6 +148,21 @@ class StoreKeeper:
             self._held[task.key] = descriptor
             return True
 
+    def unadopt(self, descriptor: PollDescriptor[Any]) -> bool:
+        """Undo :meth:`adopt` (``resume()`` failed after it): ``descriptor``
+        polls its record no more, and the record is not removed as its future
+        ends (it is to be released).
+
+        Returns:
+            ``False`` if the future ended already: its record goes as usual.
+        """
+        with self._lock:
+            key = self._keys.pop(descriptor, None)
+            if key is None:
+                return False
+            del self._held[key]
+            return True
+
     def forget(self, descriptor: PollDescriptor[Any]) -> bool:
         """The future of ``descriptor`` is done: its record goes at the next sync
         (one never written is not written).
