@@ -111,7 +111,8 @@ class NewRecord(NamedTuple):
     is left to reconcile if the process dies before the result is written."""
     label: str | None = None
     """The program's text for the task (its input's name, say), kept unchanged
-    when the key is written again with no label."""
+    when the key is written again with no label. A poll executor writes none:
+    labels are for records a program writes through the store itself."""
 
 
 class StoredTask(NamedTuple):
@@ -130,7 +131,8 @@ class StoredTask(NamedTuple):
     whether the remote task was started is unknown, and the program reconciles
     it with its service."""
     label: str | None
-    """The program's text for the task, if it gave one."""
+    """The text its writer gave (:attr:`NewRecord.label`); ``None`` in the
+    records of a poll executor, which writes no label."""
     owner: str
     """The owner that holds its lease (``""``: none, it was released)."""
     expires: float

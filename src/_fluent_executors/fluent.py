@@ -366,8 +366,9 @@ class FluentExecutor(Executor, _ResultBase[R]):
 
         Returns:
             ``dict[ProxyFuture[Any], StoredTask]``: each future of this executor,
-            and the record it polls (its start result, label and key), so that
-            the program maps futures back to its inputs.
+            and the record it polls (its start result and key; a label only in
+            records written through the store by other means), so that the
+            program maps futures back to its inputs.
 
         Raises:
             RuntimeError: no layer of the chain polls with a store, or a layer

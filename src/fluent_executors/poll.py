@@ -298,8 +298,9 @@ class PollExecutor(WrapperExecutor[R]):
 
         Returns:
             ``dict[ProxyFuture[Any], StoredTask]``: each future, and the record it
-            polls (its start result, label and key), so that the program maps
-            futures back to its inputs.
+            polls (its start result and key; a label only in records written
+            through the store by other means), so that the program maps futures
+            back to its inputs.
 
         Raises:
             RuntimeError: the executor was made without a store, or has been
