@@ -6,6 +6,7 @@ out; a failing store leaves the futures pending."""
 from __future__ import annotations
 
 import logging
+import math
 import queue
 import threading
 import time
@@ -492,15 +493,58 @@ class WithoutRecords:
         ({"store": 3}, TypeError, "store"),
         ({"store": object()}, TypeError, "store"),
         ({"store": WithoutRecords()}, TypeError, "store"),
-        ({"lease": 0}, ValueError, "lease"),
         ({"lease": "1"}, TypeError, "lease"),
+        ({"name": "", "store": "t.db"}, ValueError, "name must not be empty"),
+    ]
+    + [
+        ({"lease": lease}, ValueError, "lease must be a finite number of seconds > 0")
+        for lease in (0, -1.0, math.nan, math.inf)
     ],
 )
 def test_bad_store_or_lease_is_refused_naming_it(
-    options: dict[str, Any], error: type[Exception], named: str
+    options: dict[str, Any],
+    error: type[Exception],
+    named: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # (a store path opens there)
+
     with pytest.raises(error, match=named):
         PollExecutor(Executors.sync(), Service(), **options)
+
+
+class NotCheckingLimit(Recording):
+    """A Recording whose ``claim`` takes any ``limit`` (a store of the user's)."""
+
+    def claim(self, lease: float, limit: Any = None, *, mine: bool) -> Any:
+        self._record("claim", lease)
+        return []
+
+
+@pytest.mark.parametrize(
+    ("limit", "error", "message"),
+    [
+        (0, ValueError, "limit must be >= 1, got 0"),
+        (True, TypeError, "limit must be an int or None, got bool"),
+        (1.5, TypeError, "limit must be an int or None, got float"),
+    ],
+)
+def test_a_bad_resume_limit_is_refused_before_any_claim(
+    executors: list[Any],
+    sqlite: Any,
+    limit: Any,
+    error: type[Exception],
+    message: str,
+) -> None:
+    store = NotCheckingLimit(sqlite())
+    executor = PollExecutor(Executors.sync(), Service(), store=store)
+    executors.append(executor)
+
+    with pytest.raises(error, match=message):
+        executor.resume(limit)
+
+    assert store.calls.empty()
 
 
 def test_a_resumed_future_cancelled_removes_its_record(

@@ -480,6 +480,12 @@ def test_a_postgres_store_reconnects_after_a_server_restart(
         assert sorted(t.key for t in store.records()) == ["a", "b"]
 
 
+@pytest.mark.parametrize("timeout", [0, -1.0, math.nan, math.inf])
+def test_a_bad_postgres_timeout_is_refused_naming_it(timeout: float) -> None:
+    with pytest.raises(ValueError, match="timeout must be a finite number of seconds"):
+        PostgresStore("host=127.0.0.1", timeout=timeout)
+
+
 def raises_in_time(call: Callable[[], object]) -> BaseException:
     """What ``call`` raises, run in a thread of its own; it must not block."""
     raised: list[BaseException] = []

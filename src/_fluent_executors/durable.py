@@ -259,16 +259,37 @@ def _default_owner() -> str:
 
 
 def check_lease(lease: object) -> float:
-    """``lease`` as a float, or an error naming it.
+    """``lease`` as a float, or an error naming it (:func:`check_seconds`)."""
+    return check_seconds("lease", lease)
+
+
+def check_seconds(argument: str, value: object) -> float:
+    """``value`` as a float, or an error naming ``argument``.
 
     Raises:
         TypeError: not a real number.
         ValueError: not finite and > 0.
     """
-    seconds = check_non_negative("lease", lease, finite=True)
-    if seconds == 0:
-        raise ValueError("lease must be > 0 seconds, got 0")
-    return seconds
+    try:
+        seconds = check_non_negative(argument, value, finite=True)
+        if seconds > 0:
+            return seconds
+    except ValueError:
+        pass
+    raise ValueError(
+        f"{argument} must be a finite number of seconds > 0, got {value!r:.40}"
+    )
+
+
+def check_limit(limit: object) -> int | None:
+    """``limit`` (``None`` or an int >= 1), or an error naming it."""
+    if limit is None:
+        return None
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    return limit
 
 
 def _check_text(argument: str, value: object) -> str:

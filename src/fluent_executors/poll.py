@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from _fluent_executors.durable import RecordError, check_lease
+from _fluent_executors.durable import RecordError, check_lease, check_limit
 from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.poll.descriptor import PollDescriptor, PollFuture
 from _fluent_executors.poll.keeper import StoreKeeper
@@ -143,7 +143,7 @@ class PollExecutor(WrapperExecutor[R]):
             ``max_batch`` is below 1; ``lease`` is not finite and > 0; ``store``
             is a store object that another poll executor uses (until that one
             is shut down and its poll thread has ended): one store object
-            serves one executor.
+            serves one executor; ``name`` is empty with a path as ``store``.
         ~fluent_executors.stores.StoreError: the SQLite file of ``store`` cannot
             be opened.
     """
@@ -311,6 +311,7 @@ class PollExecutor(WrapperExecutor[R]):
 
         .. versionadded:: 0.2.0
         """
+        check_limit(limit)  # (before anything: a store of the user's may not)
         self._check_open()
         keeper = self._poller.keeper
         if keeper is None:
@@ -445,6 +446,12 @@ def _open_store(store: Store | str | os.PathLike[str], name: str) -> tuple[Store
     """
     if isinstance(store, (str, os.PathLike)):
         from .stores import SQLiteStore
+
+        if not name:
+            raise ValueError(
+                "name must not be empty with a store path: the executor's name is "
+                "its queue in the SQLite file"
+            )
 
         return SQLiteStore(store, queue=name), True
     methods = ("add", "remove", "release", "renew", "claim", "records", "close")

@@ -34,6 +34,8 @@ from _fluent_executors.durable import (
     StoredTask,
     StoreError,
     check_lease,
+    check_limit,
+    check_seconds,
 )
 from _fluent_executors.wrapper import check_non_negative
 
@@ -230,7 +232,7 @@ class SQLiteStore(SQLStore):
         """Take over the expired records, in one statement (see
         :meth:`fluent_executors.stores.Store.claim`)."""
         seconds = check_lease(lease)
-        size = _check_limit(limit)
+        size = check_limit(limit)
         with self._calling("claim records"), self._transaction() as db:
             now, expires = self._expiry(seconds)
             rows = db.execute(
@@ -326,9 +328,7 @@ class PostgresStore(SQLStore):
     ) -> None:
         if not isinstance(conninfo, str):
             raise TypeError(f"conninfo must be a str, got {type(conninfo).__name__}")
-        self._timeout = check_non_negative("timeout", timeout, finite=True)
-        if not self._timeout:
-            raise ValueError("timeout must be a finite number of seconds > 0, got 0")
+        self._timeout = check_seconds("timeout", timeout)
         super().__init__(queue=queue, serializer=serializer, owner=owner, clock=clock)
         try:
             import psycopg
@@ -492,7 +492,7 @@ class PostgresStore(SQLStore):
         """Take over the expired records, in one statement (``FOR UPDATE SKIP
         LOCKED``; see :meth:`fluent_executors.stores.Store.claim`)."""
         seconds = check_lease(lease)
-        size = _check_limit(limit)
+        size = check_limit(limit)
         with self._calling("claim records"):
             now, expires = self._expiry(seconds)
             rows = self._run(
@@ -527,14 +527,3 @@ class PostgresStore(SQLStore):
         if self._db is not None:
             self._db.close()
             self._db = None
-
-
-def _check_limit(limit: object) -> int | None:
-    """``limit`` (``None`` or an int >= 1), or an error naming it."""
-    if limit is None:
-        return None
-    if not isinstance(limit, int) or isinstance(limit, bool):
-        raise TypeError(f"limit must be an int or None, got {type(limit).__name__}")
-    if limit < 1:
-        raise ValueError(f"limit must be >= 1, got {limit}")
-    return limit
