@@ -3,8 +3,10 @@ kept in an SQLite file (which outlives them, as a remote service outlives its
 clients), polls them through a PollExecutor with a store, and prints a line as
 each start call returns, until the test kills it with SIGKILL.
 
-``python durable_child.py sqlite STORE SERVICE TASKS``: one process, an SQLite
-store.
+``python durable_child.py sqlite STORE SERVICE TASKS LOG``: one process, an
+SQLite store; it also appends to the file LOG a line as each start call returns
+(``returned ID``) and as each write of the store ends (``written [ID, ...]``),
+each line one write to the file, which a SIGKILL does not lose.
 
 ``python durable_child.py share CONNINFO QUEUE SERVICE TASKS``: one of several
 processes sharing a PostgreSQL store: once its own tasks are done and the test
@@ -22,11 +24,18 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import wait
 from typing import Any
 
 from fluent_executors import Executors, PollDescriptor, PollExecutor
-from fluent_executors.stores import PostgresStore, SQLiteStore, Store
+from fluent_executors.stores import (
+    NewRecord,
+    PostgresStore,
+    RecordError,
+    SQLiteStore,
+    Store,
+)
 
 QUEUE = "crash"
 LEASE = 60.0  # seconds: the test's resume() reads the store on a clock past it
@@ -117,7 +126,36 @@ def poll_with(service: FileService) -> Any:
     return poll
 
 
-def run(store: Store, service_path: str, count: int, lease: float) -> PollExecutor[Any]:
+class Log:
+    """A file of events, one line each, each line one ``write`` (kept by the
+    system however the process ends)."""
+
+    def __init__(self, path: str | None) -> None:
+        self._fd = None if path is None else os.open(path, os.O_WRONLY | os.O_APPEND)
+
+    def event(self, line: str) -> None:
+        if self._fd is not None:
+            os.write(self._fd, f"{line}\n".encode())
+
+
+class LoggedStore(SQLiteStore):
+    """An SQLite store that logs the start results of each write once it has
+    ended (committed)."""
+
+    def __init__(self, path: str, log: Log) -> None:
+        super().__init__(path, queue=QUEUE)
+        self._log = log
+
+    def add(self, records: Sequence[NewRecord], lease: float) -> dict[str, RecordError]:
+        failed = super().add(records, lease)
+        written = [r.result for r in records if r.key not in failed]
+        self._log.event(f"written {json.dumps(written)}")
+        return failed
+
+
+def run(
+    store: Store, service_path: str, count: int, lease: float, log: Log
+) -> PollExecutor[Any]:
     """Start ``count`` tasks through a poll executor with ``store``, and wait for
     them; the executor."""
     service = FileService(service_path)
@@ -125,6 +163,7 @@ def run(store: Store, service_path: str, count: int, lease: float) -> PollExecut
 
     def start(payload: str) -> int:
         task = service.start(payload)
+        log.event(f"returned {task}")
         with lock:  # one whole line at a time
             print(task, flush=True)
         return task
@@ -146,7 +185,7 @@ def share(store: Store, service_path: str, count: int, later: list[float]) -> No
     """:func:`run`, then, told to go on, move the store's clock past the leases
     (``later``, the seconds it adds) and take over the tasks of dead processes
     until the store holds none (each resume() waits for what it took)."""
-    executor = run(store, service_path, count, SHARED_LEASE)
+    executor = run(store, service_path, count, SHARED_LEASE, Log(None))
     sys.stdin.readline()
     later[0] = SHARED_LEASE + 1.0
     pause = threading.Event()
@@ -158,7 +197,8 @@ def share(store: Store, service_path: str, count: int, later: list[float]) -> No
 
 if __name__ == "__main__":
     if sys.argv[1] == "sqlite":
-        run(SQLiteStore(sys.argv[2], queue=QUEUE), sys.argv[3], int(sys.argv[4]), LEASE)
+        log = Log(sys.argv[5])
+        run(LoggedStore(sys.argv[2], log), sys.argv[3], int(sys.argv[4]), LEASE, log)
     else:
         later = [0.0]  # seconds added to the store's clock
         store = PostgresStore(

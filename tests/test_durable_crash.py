@@ -4,7 +4,10 @@ A child process starting 1,000 tasks is killed with SIGKILL at a random moment
 (after a random number of start calls, seeded), and resume() in this process
 takes over what its SQLite store kept: every task the store kept is resolved,
 once; nothing is started again; no task was ever polled before its record was
-written, so the tasks lost in the crash are only those started and never polled.
+written, so the tasks lost in the crash are only those started and never polled:
+those whose start call had not returned (one per thread of the child's pool at
+most), and those whose start call returned since the last write of the store
+(the crash window), which the child's log tells.
 
 Two and four processes share a PostgreSQL store; one is killed; the others take
 its tasks over once its lease has run out and end them all; no task is started
@@ -13,6 +16,7 @@ check and its process)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -33,6 +37,7 @@ from fluent_executors import Executors, PollExecutor
 from fluent_executors.stores import PostgresStore, SQLiteStore
 
 CHILD = Path(__file__).with_name("durable_child.py")
+CHILD_THREADS = 4  # the child's pool: start calls under way at once, at most
 TASKS = 1_000
 # The seeds of the SIGKILL trials: 50 by default; nox gives each session of one run
 # its own ten (FLUENT_EXECUTORS_CRASH_TRIALS="first:stop", noxfile.py), so that a
@@ -46,11 +51,14 @@ SHARED_TASKS = 200  # started by each process sharing a PostgreSQL store
 CHILD_TIMEOUT = 60.0
 
 
-def run_child_until(store: Path, service: Path, starts: int) -> int:
+def run_child_until(store: Path, service: Path, log: Path, starts: int) -> int:
     """Run the child until it has returned from ``starts`` start calls (or has
-    ended), then kill it with SIGKILL; the start calls it reported."""
+    ended), then kill it with SIGKILL; the start calls it reported. Its events
+    are in ``log``."""
+    log.touch()
+    command = [sys.executable, str(CHILD), "sqlite", str(store), str(service)]
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), "sqlite", str(store), str(service), str(TASKS)],
+        [*command, str(TASKS), str(log)],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
@@ -72,13 +80,30 @@ def run_child_until(store: Path, service: Path, starts: int) -> int:
     return reported
 
 
+def read_log(log: Path) -> tuple[set[int], set[int]]:
+    """The tasks whose start call returned, and those whose record was written,
+    as the child logged them (a line cut by the kill is not read)."""
+    returned: set[int] = set()
+    written: set[int] = set()
+    for line in log.read_text().splitlines(keepends=True):
+        if not line.endswith("\n"):
+            break
+        event, _, detail = line.strip().partition(" ")
+        if event == "returned":
+            returned.add(int(detail))
+        else:
+            written.update(json.loads(detail))
+    return returned, written
+
+
 @pytest.mark.parametrize("trial", range(FIRST_TRIAL, STOP_TRIAL))
 def test_resume_after_sigkill_resolves_every_stored_task_and_starts_none(
     tmp_path: Path, trial: int
 ) -> None:
     starts = random.Random(trial).randint(1, TASKS)
     store_path, service_path = tmp_path / "store.db", tmp_path / "service.db"
-    reported = run_child_until(store_path, service_path, starts)
+    log = tmp_path / "child.log"
+    reported = run_child_until(store_path, service_path, log, starts)
     service = FileService(str(service_path))
     started = service.tasks()
     assert len(started) >= reported
@@ -106,6 +131,16 @@ def test_resume_after_sigkill_resolves_every_stored_task_and_starts_none(
         # ended was kept; the lost ones were never polled.
         unfinished = {task for task in polled if started[task][1] < 2}
         assert unfinished <= set(kept.values()) <= set(started)
+        # The lost: started, never polled, not kept. Those whose record was
+        # written are none of them; the others' start calls either had not
+        # returned (at most one per thread of the child's pool) or returned
+        # since the last write: the crash window.
+        returned, written = read_log(log)
+        lost = never_polled - set(kept.values())
+        assert not lost & written
+        in_window = returned - written
+        assert len(lost - returned) <= CHILD_THREADS
+        assert len(lost & returned) <= len(in_window), (lost, in_window)
     finally:
         store.close()
         service.close()
