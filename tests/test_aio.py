@@ -509,8 +509,7 @@ def test_importing_the_package_never_imports_anyio() -> None:
 )
 def test_a_chain_method_takes_the_threaded_ones_arguments(method: str) -> None:
     # The names, kinds and defaults of the threaded chain method (docs/aio.rst),
-    # or some of them: poll and retry take them all, but durable polling's store
-    # and lease (threaded only so far: docs/durable.rst); map's function is
+    # or some of them: poll and retry take them all; map's function is
     # required (the threaded one may have only an error function).
     threaded = inspect.signature(getattr(FluentExecutor, method)).parameters
     own = inspect.signature(getattr(AsyncExecutor, method)).parameters
@@ -520,7 +519,7 @@ def test_a_chain_method_takes_the_threaded_ones_arguments(method: str) -> None:
             assert parameter.kind == threaded[name].kind, (method, name)
             assert parameter.default == threaded[name].default, (method, name)
     if method in ("with_poll", "with_retry"):
-        assert list(own) == [n for n in threaded if n not in ("store", "lease")]
+        assert list(own) == list(threaded)
 
 
 async def test_an_async_poll_function_over_poll_timeout_is_cancelled_and_fails(

@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from _fluent_executors.durable import RecordError, check_lease
+from _fluent_executors.durable import RecordError, check_lease, check_store
 from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.poll.descriptor import PollDescriptor, PollFuture
 from _fluent_executors.poll.keeper import StoreKeeper
@@ -420,17 +420,9 @@ def _open_store(store: Store | str | os.PathLike[str], name: str) -> tuple[Store
     Raises:
         TypeError: ``store`` is neither a path nor a store.
     """
+    store = check_store(store)
     if isinstance(store, (str, os.PathLike)):
         from .stores import SQLiteStore
 
         return SQLiteStore(store, queue=name), True
-    methods = ("add", "remove", "release", "renew", "claim", "records", "close")
-    if not all(callable(getattr(store, method, None)) for method in methods) or (
-        not isinstance(getattr(store, "owner", None), str)
-    ):
-        raise TypeError(
-            "store must be a path (an SQLite file) or a store "
-            f"(fluent_executors.stores.Store: {', '.join(methods)} and a str "
-            f"owner), got {type(store).__name__}"
-        )
     return store, False

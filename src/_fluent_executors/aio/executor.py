@@ -18,6 +18,7 @@ from anyio.lowlevel import EventLoopToken
 
 from ..adaptive import AdaptiveRate, check_adaptive
 from ..counts import Counts
+from ..durable import check_lease, check_store
 from ..fluent import R, SameResult
 from ..logging import ContainedLogger
 from ..poll.descriptor import PollDescriptor
@@ -25,7 +26,7 @@ from ..poll.settings import PollSettings
 from ..public import publish
 from ..retry_policy import RetryPolicy, policy_of
 from ..wrapper import check_callable, check_count, check_non_negative, check_rate
-from .driver import AsyncPollDriver
+from .driver import AsyncPollDriver, PolledRun
 from .layers import Layer, Map, Poll, RateLimit, Retry, Throttle, Timeout
 from .mapping import AsyncMap
 
@@ -35,11 +36,13 @@ if sys.version_info < (3, 11):  # anyio's dependency, for Python 3.10
     )
 
 if TYPE_CHECKING:
+    import os
     from types import TracebackType
 
     from anyio.abc import TaskGroup
     from typing_extensions import ParamSpec, Self
 
+    from ..durable import Store, StoredTask
     from ..stats import ExecutorStats
 
     P = ParamSpec("P")
@@ -318,6 +321,88 @@ class AsyncExecutor(Generic[R]):
             check_count("buffersize", buffersize)
         return AsyncMap(self, fn, iterables, buffersize)
 
+    # -- runs started before -------------------------------------------------------
+
+    def attach(self, result: object) -> PolledRun[Any]:
+        """Poll ``result`` as if a start call of this executor's poll layer had
+        just returned it: nothing is run (a process that kept the identifiers
+        of its remote tasks picks them up again this way). Call it inside the
+        block, on its event loop; with a store, its record is written as a
+        run's. The layers of the chain outside the poll layer (a ``with_map``
+        after ``with_poll``, say) do not apply: the run gives what the poll
+        function resolves its descriptor with.
+
+        Args:
+            result: what the start call would have returned (the remote task's
+                identifier).
+
+        Returns:
+            A :class:`PolledRun`, polled already: ``await`` it for its result.
+
+        Raises:
+            RuntimeError: the chain has no poll layer, or several; its block is
+                not open (or ending); or another event loop holds the chain.
+
+        .. versionadded:: 0.2.0
+        """
+        return self._poll_layer("attach").driver.attach(result)
+
+    async def resume(
+        self, limit: int | None = None
+    ) -> dict[PolledRun[Any], StoredTask]:
+        """Take over the remote tasks of the poll layer's store whose lease has
+        run out (of a process that crashed, or was killed), and return a run
+        for each, polled as :meth:`attach` polls: nothing is run, nothing is
+        started again. Await it inside the block, on its event loop.
+
+        As ``PollExecutor.resume()`` does: the records are claimed in one call of
+        the store (in a worker thread), and held by this layer from then on, its
+        leases renewed with its own; those of the store's own owner are taken
+        back at once, lease or not. A record that cannot be read, or an intent,
+        gives a run failed with a :class:`~fluent_executors.stores.RecordError`.
+        Each run's record is removed once it ends; the record of a run still
+        polled when the block ends stays, for a later ``resume()``. If the
+        task awaiting ``resume()`` is cancelled once the claim is made, the
+        runs are polled all the same (and their records stay, as above).
+
+        Args:
+            limit: the most records to take, an ``int`` >= 1; ``None``: every one.
+
+        Returns:
+            A ``dict`` of each :class:`PolledRun` to the
+            :class:`~fluent_executors.stores.StoredTask` it polls (the start
+            result, label and key): the program maps the runs back to its inputs.
+
+        Raises:
+            RuntimeError: the chain has no poll layer, or several, or its poll
+                layer has no store; its block is not open (or ending); or
+                another event loop holds the chain.
+            ~fluent_executors.stores.StoreError: the store failed; nothing was
+                claimed.
+            TypeError, ValueError: ``limit`` is not an ``int`` >= 1 or ``None``.
+
+        .. versionadded:: 0.2.0
+        """
+        if limit is not None:
+            check_count("limit", limit)
+        return await self._poll_layer("resume").driver.resume(limit)
+
+    def _poll_layer(self, what: str) -> Poll:
+        """The chain's poll layer, if it is open on the caller's event loop.
+
+        Raises:
+            RuntimeError: no poll layer, or several; its block is not open, or
+                is ending; another event loop holds the chain.
+        """
+        if len(self._polls) != 1:
+            raise RuntimeError(
+                f"{what}() needs a chain with one with_poll layer; async executor "
+                f"{self.name!r} has {len(self._polls)}"
+            )
+        with _BOOKS:
+            self._take(current_loop())
+        return self._polls[0]
+
     # -- the block -------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
@@ -325,10 +410,15 @@ class AsyncExecutor(Generic[R]):
         (each poll layer from a fresh state; every layer afresh if it served
         another event loop, else as the last block left it).
 
+        With ``with_poll(store=...)``, a store given as a path is opened (in a
+        worker thread) for the block, and closed as it ends.
+
         Raises:
             RuntimeError: the executor is in its block already; a poll layer of
                 the chain is in another block; or a block or a run holds the
                 chain to the event loop of another thread.
+            ~fluent_executors.stores.StoreError: the SQLite file of a
+                ``store=`` path cannot be opened.
         """
         if self._group is not None:
             raise RuntimeError(
@@ -337,21 +427,26 @@ class AsyncExecutor(Generic[R]):
             )
         loop = current_loop()
         with _BOOKS:
-            for layer in self._layers:
-                if layer.loop != loop and layer.busy():
-                    raise self._foreign(layer.loop, loop)
-            if any(poll.blocks for poll in self._polls):
-                raise RuntimeError(
-                    f"a poll layer of async executor {self.name!r} was started by "
-                    "another block"
-                )
-            for layer in self._layers:
-                if layer.loop != loop:  # not busy (checked above): another loop's
-                    layer.loop = loop
-                    layer.fresh()
-                layer.blocks += 1
+            self._check_block(loop)
+        stores: list[tuple[Store, bool] | None] = []
+        try:
             for poll in self._polls:
-                poll.fresh()  # a new poll loop for this block
+                stores.append(await poll.driver.open_store())
+            with _BOOKS:
+                self._check_block(loop)  # (again: another block may have begun)
+                for layer in self._layers:
+                    if layer.loop != loop:  # not busy (checked): another loop's
+                        layer.loop = loop
+                        layer.fresh()
+                    layer.blocks += 1
+                for poll, store in zip(self._polls, stores, strict=True):
+                    poll.fresh()  # a new poll loop for this block
+                    poll.driver.use_store(store)
+        except BaseException:
+            for opened in stores:
+                if opened is not None and opened[1]:
+                    opened[0].close()  # (an SQLite file: at once)
+            raise
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
@@ -362,6 +457,22 @@ class AsyncExecutor(Generic[R]):
                 _poll_loop, scope, poll.driver, name=f"poll loop {poll.driver.name}"
             )
         return self
+
+    def _check_block(self, loop: Loop) -> None:
+        """Check that a block may begin on ``loop`` (under ``_BOOKS``).
+
+        Raises:
+            RuntimeError: a poll layer is in another block, or a block or a run
+                holds the chain to another event loop.
+        """
+        for layer in self._layers:
+            if layer.loop != loop and layer.busy():
+                raise self._foreign(layer.loop, loop)
+        if any(poll.blocks for poll in self._polls):
+            raise RuntimeError(
+                f"a poll layer of async executor {self.name!r} was started by "
+                "another block"
+            )
 
     async def __aexit__(
         self,
@@ -472,6 +583,8 @@ class AsyncExecutor(Generic[R]):
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> AsyncExecutor[R]:
         """The result of each run is the identifier of a remote task, polled with
         those of the other runs by one call of ``poll_fn`` per round, on the
@@ -499,13 +612,33 @@ class AsyncExecutor(Generic[R]):
             poll_timeout: keyword-only, seconds a call of the poll or cancel
                 function may take: a coroutine is cancelled (the call fails with
                 ``TimeoutError``), a plain call is logged once over.
+            store: keyword-only, where the start calls' results are kept, so
+                that the remote tasks survive a crash of the process and other
+                processes take them over (:meth:`resume`; see the "Durable
+                polling" page): a :class:`~fluent_executors.stores.Store`, or
+                the path (``str`` or path-like) of an SQLite file, opened as a
+                :class:`~fluent_executors.SQLiteStore` whose queue is the
+                layer's name at each block (in a worker thread) and closed as
+                the block ends. A run is polled once its record is written (by
+                the poll loop, in one call per round); its record is removed
+                once the run ends. Every call of the store is made in a worker
+                thread: the event loop is never held by it. Default: none.
+            lease: keyword-only, seconds (a float > 0) that the layer holds a
+                record of its store without renewing it; it renews its leases
+                every third of that. Default 60.0.
 
         Returns:
             A new ``AsyncExecutor[R]``.
 
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.PollExecutor`.
+
+        .. versionchanged:: 0.2.0
+            ``store`` and ``lease``.
         """
+        lease = check_lease(lease)
+        if store is not None:
+            store = check_store(store)
         layer_name = name or self.name
         settings = PollSettings(
             poll_fn,
@@ -517,7 +650,9 @@ class AsyncExecutor(Generic[R]):
             max_batch=max_batch,
             poll_timeout=poll_timeout,
         )
-        driver = AsyncPollDriver(settings, Counts("poll", layer_name, None))
+        driver = AsyncPollDriver(
+            settings, Counts("poll", layer_name, None), store, lease
+        )
         return AsyncExecutor(self, layer_name, Poll(driver))
 
     def with_retry(

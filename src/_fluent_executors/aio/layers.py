@@ -25,7 +25,6 @@ import anyio.to_thread
 
 from ..adaptive import AdaptiveRate
 from ..logging import ContainedLogger
-from ..poll.descriptor import PollDescriptor, PollFuture
 from ..retry_policy import RetryPolicy, ask_policy, success_is_final
 from .driver import AsyncPollDriver, call_maybe_async
 
@@ -112,22 +111,7 @@ class Poll(Layer):
         self.driver.reset()
 
     async def run(self, call: Callable[[], Any]) -> Any:
-        result = await call()
-        driver = self.driver
-        future: PollFuture[Any] = PollFuture(driver)
-        descriptor = PollDescriptor(future, result)
-        future.attach(descriptor)
-        driver.adopt(future)
-        done = anyio.Event()
-        future.add_done_callback(lambda _: driver.call_on_loop(done.set))
-        driver.start_polling(future, descriptor)
-        try:
-            await done.wait()
-        except anyio.get_cancelled_exc_class():
-            if future.cancel_now():  # still polled: stop, and cancel the remote task
-                await driver.cancel_remote(result)
-            raise
-        return future.result()
+        return await self.driver.attach(await call())
 
     def stopped(self) -> None:
         """The poll loop has stopped: fail what it still polled."""

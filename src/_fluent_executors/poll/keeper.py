@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..logging import ContainedLogger
     from .descriptor import PollDescriptor
 
-__all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper"]
+__all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper", "claimed_error"]
 
 # What StoreKeeper.arrived answers.
 HELD, QUEUED, WAKE = 0, 1, 2
@@ -44,6 +44,22 @@ _keepers_lock = threading.Lock()
 # A store that fails is tried again after max(retry_interval, RETRY_FLOOR)
 # seconds, twice as long after each failure in a row, up to RETRY_CAP seconds.
 RETRY_FLOOR, RETRY_CAP = 0.5, 30.0
+
+
+def claimed_error(task: StoredTask) -> RecordError | None:
+    """Why the future of a claimed record ``task`` fails at once (``resume()``):
+    it cannot be read, or it is an intent (whether its remote task started is
+    unknown); ``None``: it is polled."""
+    if task.error is not None:
+        return task.error
+    if task.intent:
+        return RecordError(
+            task.key,
+            f"its start call (label {task.label!r}) had not returned when the "
+            "process that made it stopped: whether the remote task was started "
+            "is unknown",
+        )
+    return None
 
 
 class StoreKeeper:
