@@ -632,9 +632,8 @@ class AsyncExecutor(Generic[R]):
 
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.PollExecutor`.
-
-        .. versionchanged:: 0.2.0
-            ``store`` and ``lease``.
+            ~fluent_executors.stores.StoreError: not here: a ``store`` path
+                that cannot be opened fails the ``async with`` block's entry.
         """
         lease = check_lease(lease)
         if store is not None:
