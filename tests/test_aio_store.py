@@ -124,6 +124,40 @@ async def test_a_path_opens_an_sqlite_store_for_each_block(
         assert reader.records() == []
 
 
+async def test_a_path_store_takes_back_the_last_blocks_records_at_once(
+    tmp_path: Path, unit: float
+) -> None:
+    service = Service(unit)
+    executor = poller(service, tmp_path / "tasks.db")
+    async with executor:
+        executor.attach("a")  # still polled as the block ends: its record stays
+        await service.polled.wait()
+
+    service.finished.add("a")
+    async with executor:  # the same owner: no lease to wait for
+        resumed = await executor.resume()
+        assert [task.result for task in resumed.values()] == ["a"]
+        assert [await run for run in resumed] == ["A"]
+
+
+async def test_a_run_timed_out_loses_its_record(
+    store_at: Callable[..., SQLiteStore], unit: float
+) -> None:
+    cancelled: list[Any] = []
+    executor = (
+        AsyncExecutors.inline("jobs")
+        .with_poll(Service(unit), cancelled.append, store=store_at())
+        .with_timeout(5 * unit)
+    )
+
+    async with executor:
+        with pytest.raises(TimeoutError):
+            await executor.run(start, "a")
+
+    assert cancelled == ["a"]
+    assert keys_of(store_at()) == []
+
+
 async def test_a_run_still_polled_as_the_block_ends_keeps_its_record(
     store_at: Callable[..., SQLiteStore], unit: float
 ) -> None:
