@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,11 +20,18 @@ import anyio
 import anyio.to_thread
 import pytest
 import test_aio
+from postgres_server import PostgresServer
 from store_doubles import LEASE, Clock
 from wrapper_doubles import TIMEOUT
 
 from fluent_executors.aio import AsyncExecutor, AsyncExecutors, PollDescriptor
-from fluent_executors.stores import RecordError, SQLiteStore, StoreError
+from fluent_executors.stores import (
+    PostgresStore,
+    RecordError,
+    SQLiteStore,
+    Store,
+    StoreError,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -36,13 +44,23 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def store_at(tmp_path: Path, clock: Clock) -> Any:
-    """Open an SQLite store of the test's file (one owner each), closed at the end."""
-    opened: list[SQLiteStore] = []
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_at(request: pytest.FixtureRequest, tmp_path: Path, clock: Clock) -> Any:
+    """Open a store of the test's own queue (one owner each), SQLite or
+    PostgreSQL (tests/postgres_server.py), on ``clock``; closed at the end."""
+    opened: list[Store] = []
+    queue = f"jobs-{uuid.uuid4().hex}"
+    if request.param == "postgres":
+        server: PostgresServer = request.getfixturevalue("postgres_server")
 
-    def store_at(**options: Any) -> SQLiteStore:
-        store = SQLiteStore(tmp_path / "tasks.db", queue="jobs", clock=clock, **options)
+    def store_at(**options: Any) -> Store:
+        store: Store
+        if request.param == "sqlite":
+            store = SQLiteStore(
+                tmp_path / "tasks.db", queue=queue, clock=clock, **options
+            )
+        else:
+            store = PostgresStore(server.conninfo, queue=queue, clock=clock, **options)
         opened.append(store)
         return store
 
@@ -83,12 +101,12 @@ def never_started(task_id: Any) -> Any:
     raise AssertionError("resume() started a task again")
 
 
-def keys_of(store: SQLiteStore) -> list[Any]:
+def keys_of(store: Store) -> list[Any]:
     return sorted(task.result for task in store.records())
 
 
 async def test_a_start_result_is_written_before_its_first_poll_and_removed_after(
-    store_at: Callable[..., SQLiteStore], unit: float
+    store_at: Callable[..., Store], unit: float
 ) -> None:
     reader = store_at()
     stored_at_poll: list[list[Any]] = []
@@ -141,7 +159,7 @@ async def test_a_path_store_takes_back_the_last_blocks_records_at_once(
 
 
 async def test_a_run_timed_out_loses_its_record(
-    store_at: Callable[..., SQLiteStore], unit: float
+    store_at: Callable[..., Store], unit: float
 ) -> None:
     cancelled: list[Any] = []
     executor = (
@@ -159,7 +177,7 @@ async def test_a_run_timed_out_loses_its_record(
 
 
 async def test_a_run_still_polled_as_the_block_ends_keeps_its_record(
-    store_at: Callable[..., SQLiteStore], unit: float
+    store_at: Callable[..., Store], unit: float
 ) -> None:
     service = Service(unit)
     executor = poller(service, store_at())
@@ -173,7 +191,7 @@ async def test_a_run_still_polled_as_the_block_ends_keeps_its_record(
     assert keys_of(store_at()) == ["a"]
 
 
-async def abandon(store: SQLiteStore, unit: float, *ids: str) -> None:
+async def abandon(store: Store, unit: float, *ids: str) -> None:
     """Poll ``ids`` under ``store`` in an executor's block, left with them still
     polled: their records stay, held for ``LEASE`` seconds (its process died)."""
     service = Service(unit)
@@ -185,7 +203,7 @@ async def abandon(store: SQLiteStore, unit: float, *ids: str) -> None:
 
 
 async def test_resume_takes_over_the_tasks_of_an_abandoned_executor(
-    store_at: Callable[..., SQLiteStore], clock: Clock, unit: float
+    store_at: Callable[..., Store], clock: Clock, unit: float
 ) -> None:
     await abandon(store_at(), unit, "a", "b")
     clock.now += LEASE + 1  # the first one's leases run out
@@ -207,7 +225,7 @@ async def test_resume_takes_over_the_tasks_of_an_abandoned_executor(
 
 
 async def test_resume_leaves_the_tasks_whose_lease_is_live(
-    store_at: Callable[..., SQLiteStore], clock: Clock, unit: float
+    store_at: Callable[..., Store], clock: Clock, unit: float
 ) -> None:
     await abandon(store_at(), unit, "a")
     clock.now += LEASE - 1  # not run out yet
@@ -219,7 +237,7 @@ async def test_resume_leaves_the_tasks_whose_lease_is_live(
 
 
 async def test_a_corrupt_record_fails_its_resumed_run_alone(
-    store_at: Callable[..., SQLiteStore], clock: Clock, unit: float
+    store_at: Callable[..., Store], clock: Clock, unit: float
 ) -> None:
     class Garbling:
         @staticmethod
@@ -256,7 +274,7 @@ async def test_a_corrupt_record_fails_its_resumed_run_alone(
 
 
 async def test_an_unserialisable_start_result_fails_that_run_alone(
-    store_at: Callable[..., SQLiteStore], unit: float
+    store_at: Callable[..., Store], unit: float
 ) -> None:
     service = Service(unit)
     service.finished.add("a")
@@ -285,7 +303,7 @@ class Failing:
     while ``failing`` is set; ``failures`` counts those, and ``failed`` is set
     at the second (the calls come from worker threads)."""
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.queue, self.owner = store.queue, store.owner
         self.failing = True
@@ -323,7 +341,7 @@ class Failing:
 
 
 async def test_a_store_outage_keeps_the_runs_pending_logs_once_and_loses_nothing(
-    store_at: Callable[..., SQLiteStore],
+    store_at: Callable[..., Store],
     unit: float,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -355,7 +373,7 @@ class Slow:
     having set ``entered``; ``timed_out`` says it waited in vain (whoever was to
     release it could not run)."""
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self.queue, self.owner = store.queue, store.owner
         self.entered, self.release = threading.Event(), threading.Event()
@@ -372,7 +390,7 @@ class Slow:
 
 
 async def test_a_slow_store_never_holds_the_event_loop(
-    store_at: Callable[..., SQLiteStore], unit: float
+    store_at: Callable[..., Store], unit: float
 ) -> None:
     store = Slow(store_at())
     service = Service(unit)
@@ -405,7 +423,7 @@ async def test_a_slow_store_never_holds_the_event_loop(
 
 
 async def test_a_cancelled_block_cancels_its_runs_and_removes_their_records(
-    store_at: Callable[..., SQLiteStore], unit: float
+    store_at: Callable[..., Store], unit: float
 ) -> None:
     service = Service(unit)
     cancelled: list[Any] = []

@@ -15,6 +15,14 @@ threads resolving its descriptors never waits on itself. Every sleep goes throug
 anyio (a test's mock clock moves it), and the time told to the core is
 ``anyio.current_time()``. The loop never holds the event loop: each call of the
 poll function is followed by a checkpoint, whatever delay it asked for.
+
+With a store (``with_poll(store=)``), each block has a
+:class:`~_fluent_executors.poll.keeper.StoreKeeper` of its own (the threaded
+driver's): a run's descriptor enters the core once the loop has written its
+record; every call of the store (they block) is made in a worker thread, the
+loop awaiting it, so the event loop stays free; the loop's end (cancelled with
+its block) makes a last, shielded sync. :class:`PolledRun` is a run's handle:
+``Poll.run`` awaits one, ``attach()`` and ``resume()`` give them out.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ to write, and the records it holds.
 
 Contract: any thread tells it of a descriptor that entered polling
 (:meth:`StoreKeeper.arrived`) and of one whose future is done
-(:meth:`StoreKeeper.forget`); the poll thread alone, outside the driver's lock,
-calls :meth:`StoreKeeper.sync` before each round: one ``add`` of the start
+(:meth:`StoreKeeper.forget`); the poll thread alone (the async driver: its
+loop, through one worker thread at a time), outside the driver's lock, calls
+:meth:`StoreKeeper.sync` before each round: one ``add`` of the start
 results that arrived since, one ``remove`` of the records of futures done since,
 and one ``renew`` of the leases when a third of the lease has passed; each is one
 call of the store, whatever the number of records. A descriptor enters the core
