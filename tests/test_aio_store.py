@@ -369,24 +369,27 @@ async def test_a_store_outage_keeps_the_runs_pending_logs_once_and_loses_nothing
 
 
 class Slow:
-    """An SQLite store whose ``add`` waits for ``release`` (a threading.Event),
+    """A store whose method ``slow`` waits for ``release`` (a threading.Event),
     having set ``entered``; ``timed_out`` says it waited in vain (whoever was to
     release it could not run)."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.queue, self.owner = store.queue, store.owner
+    def __init__(self, store: Store, slow: str = "add") -> None:
+        self.store, self.slow = store, slow
         self.entered, self.release = threading.Event(), threading.Event()
         self.timed_out = False
 
-    def add(self, records: Any, lease: float) -> Any:
-        self.entered.set()
-        if not self.release.wait(TIMEOUT):
-            self.timed_out = True
-        return self.store.add(records, lease)
-
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
+        method = getattr(self.store, name)
+        if name != self.slow:
+            return method
+
+        def waiting(*args: Any, **kwargs: Any) -> Any:
+            self.entered.set()
+            if not self.release.wait(TIMEOUT):
+                self.timed_out = True
+            return method(*args, **kwargs)
+
+        return waiting
 
 
 async def test_a_slow_store_never_holds_the_event_loop(
@@ -420,6 +423,31 @@ async def test_a_slow_store_never_holds_the_event_loop(
 
     assert not store.timed_out
     assert service.calls[0] == ["a"]
+
+
+async def test_a_resume_cancelled_while_it_claims_keeps_what_it_claimed(
+    store_at: Callable[..., Store], clock: Clock, unit: float
+) -> None:
+    await abandon(store_at(), unit, "a")
+    clock.now += LEASE + 1
+    store = Slow(store_at(), "claim")
+    executor = poller(Service(unit), store)
+
+    async def cancel_while_claiming(scope: anyio.CancelScope) -> None:
+        await anyio.to_thread.run_sync(store.entered.wait, TIMEOUT)
+        scope.cancel()
+        store.release.set()
+
+    async with executor:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(cancel_while_claiming, scope)
+                await executor.resume()
+        assert scope.cancel_called
+        assert executor.stats().submitted == 1  # its run was made, and is polled
+
+    assert not store.timed_out
+    assert keys_of(store_at()) == ["a"]  # still polled as the block ended
 
 
 async def test_a_cancelled_block_cancels_its_runs_and_removes_their_records(
