@@ -176,6 +176,21 @@ async def test_a_run_timed_out_loses_its_record(
     assert keys_of(store_at()) == []
 
 
+async def test_a_store_object_serves_one_block_at_a_time(
+    store_at: Callable[..., Store], unit: float
+) -> None:
+    store = store_at()
+    first, second = poller(Service(unit), store), poller(Service(unit), store)
+
+    async with first:
+        with pytest.raises(ValueError, match="serves poll executor 'jobs' already"):
+            await second.__aenter__()
+    async with second:  # free again once the first block has ended
+        pass
+    async with first:  # and the block entry that failed left nothing behind
+        pass
+
+
 async def test_a_run_still_polled_as_the_block_ends_keeps_its_record(
     store_at: Callable[..., Store], unit: float
 ) -> None:
@@ -325,6 +340,10 @@ class Failing:
         self._check()
         self.store.remove(keys)
 
+    def release(self, keys: Any) -> None:
+        self._check()
+        self.store.release(keys)
+
     def renew(self, lease: float) -> int:
         self._check()
         return self.store.renew(lease)
@@ -369,13 +388,13 @@ async def test_a_store_outage_keeps_the_runs_pending_logs_once_and_loses_nothing
 
 
 class Slow:
-    """A store whose method ``slow`` waits for ``release`` (a threading.Event),
+    """A store whose method ``slow`` waits for ``go_on`` (a threading.Event),
     having set ``entered``; ``timed_out`` says it waited in vain (whoever was to
     release it could not run)."""
 
     def __init__(self, store: Store, slow: str = "add") -> None:
         self.store, self.slow = store, slow
-        self.entered, self.release = threading.Event(), threading.Event()
+        self.entered, self.go_on = threading.Event(), threading.Event()
         self.timed_out = False
 
     def __getattr__(self, name: str) -> Any:
@@ -385,7 +404,7 @@ class Slow:
 
         def waiting(*args: Any, **kwargs: Any) -> Any:
             self.entered.set()
-            if not self.release.wait(TIMEOUT):
+            if not self.go_on.wait(TIMEOUT):
                 self.timed_out = True
             return method(*args, **kwargs)
 
@@ -417,7 +436,7 @@ async def test_a_slow_store_never_holds_the_event_loop(
         with anyio.fail_after(TIMEOUT):
             await ticked.wait()  # while add() is blocked
         assert service.calls == []
-        store.release.set()
+        store.go_on.set()
         await service.polled.wait()
         group.cancel_scope.cancel()
 
@@ -436,7 +455,7 @@ async def test_a_resume_cancelled_while_it_claims_keeps_what_it_claimed(
     async def cancel_while_claiming(scope: anyio.CancelScope) -> None:
         await anyio.to_thread.run_sync(store.entered.wait, TIMEOUT)
         scope.cancel()
-        store.release.set()
+        store.go_on.set()
 
     async with executor:
         with anyio.CancelScope() as scope:

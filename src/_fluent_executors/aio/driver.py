@@ -198,39 +198,45 @@ class AsyncPollDriver(DriverBase):
             self._store_errors += self.keeper.errors
             self.keeper = None
 
-    async def open_store(self) -> tuple[Store, bool] | None:
-        """The store of a new block, and whether it was opened here (from a
-        path: in a worker thread, under the same owner at each block; the
-        block's end closes it); ``None`` without a store.
+    async def open_keeper(self) -> StoreKeeper | None:
+        """The keeper of a new block's records (``None`` without a store): of
+        the store given, or of the SQLite file of a path, opened in a worker
+        thread, under the same owner at each block (the block's end closes it).
+        It serves the block once :meth:`reset` has made way for it (its
+        ``keeper`` attribute).
 
         Raises:
             ~fluent_executors.stores.StoreError: the SQLite file cannot be opened.
+            ValueError: the store object serves another poll executor.
         """
-        store = self._store
-        if store is None:
+        given = self._store
+        if given is None:
             return None
-        if not isinstance(store, (str, os.PathLike)):
-            return store, False
-        # The aio package's one reach upward (tests/test_layers.py).
-        from fluent_executors.stores import SQLiteStore
+        store: Store
+        if isinstance(given, (str, os.PathLike)):
+            # The aio package's one reach upward (tests/test_layers.py).
+            from fluent_executors.stores import SQLiteStore
 
-        opened = await anyio.to_thread.run_sync(
-            functools.partial(SQLiteStore, store, queue=self.name, owner=self._owner)
-        )
-        self._owner = opened.owner
-        return opened, True
-
-    def use_store(self, opened: tuple[Store, bool] | None) -> None:
-        """Keep the records of this block's futures in the store ``opened``
-        (:meth:`open_store`'s), after :meth:`reset`."""
-        if opened is not None:
-            self.keeper = StoreKeeper(
-                *opened,
+            opened = functools.partial(
+                SQLiteStore, given, queue=self.name, owner=self._owner
+            )
+            store, owned = await anyio.to_thread.run_sync(opened), True
+            self._owner = store.owner
+        else:
+            store, owned = given, False
+        try:
+            return StoreKeeper(
+                store,
+                owned,
                 self._lease,
                 self._settings.default_interval,
                 self._logger,
                 self.name,
             )
+        except BaseException:
+            if owned:
+                store.close()  # (an SQLite file: at once)
+            raise
 
     # -- the PollDriver protocol (what the futures and descriptors ask) ------------
 
@@ -308,6 +314,8 @@ class AsyncPollDriver(DriverBase):
             RuntimeError: the layer has no store.
             ~fluent_executors.stores.StoreError: the store failed; nothing was
                 claimed.
+            BaseException: what failed half-way (the records claimed and given
+                no run are let go of, for the next ``resume()``).
         """
         keeper = self.keeper
         if keeper is None:
@@ -317,10 +325,13 @@ class AsyncPollDriver(DriverBase):
             )
         tasks = await _in_thread_shielded(keeper.claim, limit)
         resumed: dict[PolledRun[Any], StoredTask] = {}
+        taken = 0  # tasks[taken:] have no run: let go of them if this fails
         try:
             for task in tasks:
                 run: PolledRun[Any] = PolledRun(self, task.result)
-                if not keeper.adopt(task, run.descriptor):  # another resume() took it
+                adopted = keeper.adopt(task, run.descriptor)
+                taken += 1
+                if not adopted:  # another resume() took it
                     run.future.cancel_now()
                     continue
                 resumed[run] = task
@@ -329,6 +340,9 @@ class AsyncPollDriver(DriverBase):
                     self.start_polling(run.future, run.descriptor)
                 else:
                     run.future.fail(error)
+        except BaseException:
+            await _in_thread_shielded(keeper.release, tasks[taken:])
+            raise
         finally:
             keeper.end_claim()
         return resumed

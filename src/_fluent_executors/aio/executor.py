@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from typing_extensions import ParamSpec, Self
 
     from ..durable import Store, StoredTask
+    from ..poll.keeper import StoreKeeper
     from ..stats import ExecutorStats
 
     P = ParamSpec("P")
@@ -419,6 +420,8 @@ class AsyncExecutor(Generic[R]):
                 chain to the event loop of another thread.
             ~fluent_executors.stores.StoreError: the SQLite file of a
                 ``store=`` path cannot be opened.
+            ValueError: the store object of a ``with_poll(store=)`` serves
+                another poll executor (threaded or async) still.
         """
         if self._group is not None:
             raise RuntimeError(
@@ -428,10 +431,10 @@ class AsyncExecutor(Generic[R]):
         loop = current_loop()
         with _BOOKS:
             self._check_block(loop)
-        stores: list[tuple[Store, bool] | None] = []
+        keepers: list[StoreKeeper | None] = []  # of the stores' records
         try:
             for poll in self._polls:
-                stores.append(await poll.driver.open_store())
+                keepers.append(await poll.driver.open_keeper())
             with _BOOKS:
                 self._check_block(loop)  # (again: another block may have begun)
                 for layer in self._layers:
@@ -439,13 +442,13 @@ class AsyncExecutor(Generic[R]):
                         layer.loop = loop
                         layer.fresh()
                     layer.blocks += 1
-                for poll, store in zip(self._polls, stores, strict=True):
+                for poll, keeper in zip(self._polls, keepers, strict=True):
                     poll.fresh()  # a new poll loop for this block
-                    poll.driver.use_store(store)
+                    poll.driver.keeper = keeper
         except BaseException:
-            for opened in stores:
-                if opened is not None and opened[1]:
-                    opened[0].close()  # (an SQLite file: at once)
+            for keeper in keepers:
+                if keeper is not None:
+                    keeper.close()  # (a store it opened: an SQLite file, at once)
             raise
         group = anyio.create_task_group()
         await group.__aenter__()
