@@ -12,10 +12,10 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from _fluent_executors.durable import RecordError, check_lease, check_store
+from _fluent_executors.durable import check_lease, check_store
 from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.poll.descriptor import PollDescriptor, PollFuture
-from _fluent_executors.poll.keeper import StoreKeeper
+from _fluent_executors.poll.keeper import StoreKeeper, claimed_error
 from _fluent_executors.poll.settings import PollSettings
 from _fluent_executors.poll.thread import PollThread
 from _fluent_executors.proxy import ProxyFuture
@@ -328,19 +328,11 @@ class PollExecutor(WrapperExecutor[R]):
                     future.cancel_now()
                     continue
                 resumed[future] = task
-                if task.error is not None:
-                    future.fail(task.error)
-                elif task.intent:
-                    future.fail(
-                        RecordError(
-                            task.key,
-                            f"its start call (label {task.label!r}) had not "
-                            "returned when the process that made it stopped: "
-                            "whether the remote task was started is unknown",
-                        )
-                    )
-                else:
+                error = claimed_error(task)  # (unreadable, or an intent)
+                if error is None:
                     self._poller.start_polling(future, descriptor)
+                else:
+                    future.fail(error)
         except BaseException:
             keeper.release(tasks[taken:])
             raise
