@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -467,6 +468,38 @@ async def test_a_resume_cancelled_while_it_claims_keeps_what_it_claimed(
 
     assert not store.timed_out
     assert keys_of(store_at()) == ["a"]  # still polled as the block ended
+
+
+class SlowRenewal:
+    """A store whose ``renew`` takes ``seconds`` (real ones), counted."""
+
+    def __init__(self, store: Store, seconds: float) -> None:
+        self.store, self.seconds, self.renewals = store, seconds, 0
+
+    def renew(self, lease: float) -> int:
+        time.sleep(self.seconds)  # the slow statement (not a synchronisation)
+        held = self.store.renew(lease)
+        self.renewals += 1
+        return held
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+async def test_a_renewal_slower_than_a_third_of_the_lease_lets_rounds_begin(
+    store_at: Callable[..., Store], unit: float
+) -> None:
+    store = SlowRenewal(store_at(), seconds=0.2)  # a third of the lease: 0.1 s
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        if store.renewals >= 2:  # polled after its renewals too
+            for descriptor in descriptors:
+                descriptor.yield_result(descriptor.result)
+        return unit
+
+    executor = AsyncExecutors.inline().with_poll(poll, store=store, lease=0.3)
+    async with executor:
+        assert await executor.run(start, "t") == "t"
 
 
 async def test_a_cancelled_block_cancels_its_runs_and_removes_their_records(

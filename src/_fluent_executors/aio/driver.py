@@ -452,7 +452,9 @@ class AsyncPollDriver(DriverBase):
             with self._lock:
                 core.take_in()
                 now = anyio.current_time()
-                due = core.due(now) and (keeper is None or not keeper.due(now))
+                # (a store due meanwhile is synced at the next turn: a round
+                # that is due begins first, as on the poll thread)
+                due = core.due(now)
                 timeout = core.wait_timeout(now)
                 if keeper is not None:
                     syncing = keeper.wait_timeout(now)
