@@ -1,7 +1,7 @@
 # pyright: strict, reportUnnecessaryTypeIgnoreComment=true
 """Static checks of durable polling on the async side: ``with_poll(store=,
 lease=)`` takes a store or a path, ``resume()`` gives each run with its record,
-``attach()`` a run to await.
+``attach()`` a run to await, each of the chain's result type.
 
 Checked by ``mypy --strict`` and ``pyright`` (``nox -s typecheck``), never run;
 see ``README.rst`` in this directory for how the checks read.
@@ -35,6 +35,14 @@ async def check_resume_and_attach(store: SQLiteStore) -> None:
             assert_type(await run, Any)
             assert_type(task.key, str)
         assert_type(executor.attach("task-1"), PolledRun[Any])
+    # Through a map layer outside the poll layer: runs of its result type.
+    mapped = executor.with_map(str)
+    async with mapped:
+        runs = await mapped.resume()
+        assert_type(runs, dict[PolledRun[str], StoredTask])
+        for run in runs:
+            assert_type(await run, str)
+        assert_type(mapped.attach("task-1"), PolledRun[str])
 
 
 def check_bad_store() -> None:

@@ -35,8 +35,9 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from ..poll.core import PollCore
     from ..poll.settings import PollSettings
     from ..stats import PollStats
+    from .layers import Layer
 
 __all__ = ["AsyncPollDriver", "PolledRun"]
 
@@ -106,6 +108,9 @@ class PolledRun(Generic[T]):
     made; ``await run`` returns what the poll function resolves its descriptor
     with (type ``T``), or raises what it fails it with.
 
+    The layers outside the poll layer (:meth:`AsyncExecutor.resume`) apply as
+    it is first awaited; later awaits give the same outcome.
+
     Cancelling a task that awaits it stops its polling and calls the cancel
     function with its start result (shielded, as for a cancelled ``run``), and
     the cancellation propagates. It may be awaited more than once, on the event
@@ -119,8 +124,10 @@ class PolledRun(Generic[T]):
     .. versionadded:: 0.2.0
     """
 
-    def __init__(self, driver: AsyncPollDriver, result: object) -> None:
-        future: PollFuture[T] = PollFuture(driver)
+    def __init__(
+        self, driver: AsyncPollDriver, result: object, outer: Sequence[Layer] = ()
+    ) -> None:
+        future: PollFuture[Any] = PollFuture(driver)
         descriptor: PollDescriptor[Any] = PollDescriptor(future, result)
         future.attach(descriptor)
         driver.adopt(future)
@@ -128,15 +135,43 @@ class PolledRun(Generic[T]):
         future.add_done_callback(lambda _: driver.call_on_loop(done.set))
         self.future, self.descriptor, self._done = future, descriptor, done
         self._driver, self._result = driver, result
+        # The layers outside the poll layer, outermost first, and when it was
+        # made (the start of a with_timeout's time).
+        self._outer, self._started = tuple(outer), anyio.current_time()
+        self._lock: anyio.Lock | None = None  # one await sees the layers through
+        self._outcome: Future[T] | None = None  # what they made of it
 
     def done(self) -> bool:
-        """Whether it has ended (resolved, failed or cancelled)."""
+        """Whether its remote task has ended (resolved, failed or cancelled):
+        the layers outside the poll layer apply as it is awaited."""
         return self.future.done()
 
     def __await__(self) -> Generator[Any, None, T]:
-        return self._wait().__await__()
+        return self._through_layers().__await__()
 
-    async def _wait(self) -> T:
+    async def _through_layers(self) -> T:
+        """What the layers outside the poll layer make of its outcome, seen
+        through by the first await that is not cancelled and kept."""
+        if not self._outer:
+            return cast("T", await self._wait())
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        async with self._lock:
+            if self._outcome is None:
+                call: Callable[[], Awaitable[Any]] = self._wait
+                for layer in reversed(self._outer):
+                    call = functools.partial(layer.resumed, call, self._started)
+                outcome: Future[T] = Future()
+                try:
+                    outcome.set_result(await call())
+                except anyio.get_cancelled_exc_class():
+                    raise  # (the awaiting task's: the next await tries again)
+                except BaseException as error:  # the run's, or a layer's
+                    outcome.set_exception(error)
+                self._outcome = outcome
+        return self._outcome.result()
+
+    async def _wait(self) -> Any:
         try:
             await self._done.wait()
         except anyio.get_cancelled_exc_class():
@@ -298,17 +333,21 @@ class AsyncPollDriver(DriverBase):
         """Count ``future``, a run's, in the layer's ``stats()``."""
         self._counts.adopt(future)
 
-    def attach(self, result: object) -> PolledRun[Any]:
+    def attach(self, result: object, outer: Sequence[Layer] = ()) -> PolledRun[Any]:
         """A run polled as if its start call had returned ``result`` (on the
-        event loop's thread, in a block)."""
-        run: PolledRun[Any] = PolledRun(self, result)
+        event loop's thread, in a block), through the layers ``outer``
+        (outermost first) as it is awaited."""
+        run: PolledRun[Any] = PolledRun(self, result, outer)
         self.start_polling(run.future, run.descriptor)
         return run
 
-    async def resume(self, limit: int | None) -> dict[PolledRun[Any], StoredTask]:
+    async def resume(
+        self, limit: int | None, outer: Sequence[Layer] = ()
+    ) -> dict[PolledRun[Any], StoredTask]:
         """Claim the records whose lease has run out (at most ``limit``) in a
         worker thread, shielded (a claim once made is adopted), and poll each
-        in a run; a record that cannot be polled fails its run at once.
+        in a run through the layers ``outer`` (outermost first); a record that
+        cannot be polled fails its run at once.
 
         Raises:
             RuntimeError: the layer has no store.
@@ -328,7 +367,7 @@ class AsyncPollDriver(DriverBase):
         taken = 0  # tasks[taken:] have no run: let go of them if this fails
         try:
             for task in tasks:
-                run: PolledRun[Any] = PolledRun(self, task.result)
+                run: PolledRun[Any] = PolledRun(self, task.result, outer)
                 adopted = keeper.adopt(task, run.descriptor)
                 taken += 1
                 if not adopted:  # another resume() took it

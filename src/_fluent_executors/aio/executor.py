@@ -324,21 +324,25 @@ class AsyncExecutor(Generic[R]):
 
     # -- runs started before -------------------------------------------------------
 
+    @overload
+    def attach(self: AsyncExecutor[SameResult], result: object) -> PolledRun[Any]: ...
+
+    @overload
+    def attach(self, result: object) -> PolledRun[R]: ...
+
     def attach(self, result: object) -> PolledRun[Any]:
         """Poll ``result`` as if a start call of this executor's poll layer had
-        just returned it: nothing is run (a process that kept the identifiers
-        of its remote tasks picks them up again this way). Call it inside the
+        just returned it: nothing is run (a process that kept its remote
+        tasks' identifiers picks them up this way). Call it inside the
         block, on its event loop; with a store, its record is written as a
-        run's. The layers of the chain outside the poll layer (a ``with_map``
-        after ``with_poll``, say) do not apply: the run gives what the poll
-        function resolves its descriptor with.
+        run's. The layers outside the poll layer apply as :meth:`resume` says.
 
         Args:
             result: what the start call would have returned (the remote task's
                 identifier).
 
         Returns:
-            A :class:`PolledRun`, polled already: ``await`` it for its result.
+            A :class:`PolledRun` (of type ``R``), polled already.
 
         Raises:
             RuntimeError: the chain has no poll layer, or several; its block is
@@ -346,15 +350,26 @@ class AsyncExecutor(Generic[R]):
 
         .. versionadded:: 0.2.0
         """
-        return self._poll_layer("attach").driver.attach(result)
+        poll, outer = self._poll_layer("attach")
+        return poll.driver.attach(result, outer)
+
+    @overload
+    async def resume(
+        self: AsyncExecutor[SameResult], limit: int | None = None
+    ) -> dict[PolledRun[Any], StoredTask]: ...
+
+    @overload
+    async def resume(
+        self, limit: int | None = None
+    ) -> dict[PolledRun[R], StoredTask]: ...
 
     async def resume(
         self, limit: int | None = None
     ) -> dict[PolledRun[Any], StoredTask]:
         """Take over the remote tasks of the poll layer's store whose lease has
-        run out (of a process that crashed, or was killed), and return a run
-        for each, polled as :meth:`attach` polls: nothing is run, nothing is
-        started again. Await it inside the block, on its event loop.
+        run out (their process died), and return a run for each, polled as
+        :meth:`attach` polls: nothing is started again. Await it inside the
+        block, on its event loop.
 
         As ``PollExecutor.resume()`` does: the records are claimed in one call of
         the store (in a worker thread), and held by this layer from then on, its
@@ -362,17 +377,21 @@ class AsyncExecutor(Generic[R]):
         back at once, lease or not. A record that cannot be read, or an intent,
         gives a run failed with a :class:`~fluent_executors.stores.RecordError`.
         Each run's record is removed once it ends; the record of a run still
-        polled when the block ends stays, for a later ``resume()``. If the
-        task awaiting ``resume()`` is cancelled once the claim is made, the
-        runs are polled all the same (and their records stay, as above).
+        polled when the block ends stays, for a later ``resume()``. Once the
+        claim is made, the runs are polled even if the awaiting task is
+        cancelled.
+
+        The layers outside the poll layer act on the runs as in the threaded
+        ``resume()``: a map maps, a timeout counts from this call, the others
+        pass them on.
 
         Args:
             limit: the most records to take, an ``int`` >= 1; ``None``: every one.
 
         Returns:
-            A ``dict`` of each :class:`PolledRun` to the
-            :class:`~fluent_executors.stores.StoredTask` it polls (the start
-            result, label and key): the program maps the runs back to its inputs.
+            A ``dict`` of each :class:`PolledRun` (of type ``R``) to the
+            :class:`~fluent_executors.stores.StoredTask` it polls: the program
+            maps the runs back to its inputs.
 
         Raises:
             RuntimeError: the chain has no poll layer, or several, or its poll
@@ -386,10 +405,12 @@ class AsyncExecutor(Generic[R]):
         """
         if limit is not None:
             check_count("limit", limit)
-        return await self._poll_layer("resume").driver.resume(limit)
+        poll, outer = self._poll_layer("resume")
+        return await poll.driver.resume(limit, outer)
 
-    def _poll_layer(self, what: str) -> Poll:
-        """The chain's poll layer, if it is open on the caller's event loop.
+    def _poll_layer(self, what: str) -> tuple[Poll, tuple[Layer, ...]]:
+        """The chain's poll layer, if it is open on the caller's event loop,
+        and the layers outside it (outermost first).
 
         Raises:
             RuntimeError: no poll layer, or several; its block is not open, or
@@ -402,7 +423,8 @@ class AsyncExecutor(Generic[R]):
             )
         with _BOOKS:
             self._take(current_loop())
-        return self._polls[0]
+        poll = self._polls[0]
+        return poll, self._layers[: self._layers.index(poll)]
 
     # -- the block -------------------------------------------------------------------
 

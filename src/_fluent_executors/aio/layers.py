@@ -65,6 +65,13 @@ class Layer:
         and return what the run returns."""
         raise NotImplementedError
 
+    async def resumed(self, call: Callable[[], Any], started: float) -> Any:
+        """What this layer makes of a run that ``attach()`` or ``resume()`` made
+        at ``started`` (``anyio.current_time()``), ``call`` awaiting the layers
+        inside: as it is, by default (a retry layer has no callable to run
+        again; a throttle or rate limit, no call to hold back)."""
+        return await call()
+
 
 class Inline(Layer):
     kind = "inline"
@@ -181,6 +188,10 @@ class Timeout(Layer):
         with anyio.fail_after(self._timeout):
             return await call()
 
+    async def resumed(self, call: Callable[[], Any], started: float) -> Any:
+        with anyio.fail_at(started + self._timeout):
+            return await call()
+
 
 class Throttle(_Limited):
     kind = "throttle"
@@ -242,3 +253,6 @@ class Map(Layer):
 
     async def run(self, call: Callable[[], Any]) -> Any:
         return await call_maybe_async(self._fn, await call())
+
+    async def resumed(self, call: Callable[[], Any], started: float) -> Any:
+        return await self.run(call)
