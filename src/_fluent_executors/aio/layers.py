@@ -189,8 +189,10 @@ class Timeout(Layer):
             return await call()
 
     async def resumed(self, call: Callable[[], Any], started: float) -> Any:
-        with anyio.fail_at(started + self._timeout):
+        # (anyio.fail_at is anyio 4.15's; this is what it does.)
+        with anyio.CancelScope(deadline=started + self._timeout):
             return await call()
+        raise TimeoutError  # the scope caught its own cancellation: time is out
 
 
 class Throttle(_Limited):
