@@ -125,6 +125,8 @@ class AsyncExecutor(Generic[R]):
         self._closing = False  # its block is ending: no new run
         self._runs = 0  # runs under way through this executor's run()
         self._done = self._failed = self._cancelled = 0  # runs ended, of them
+        # Of its runs, those a rate-limit layer has not passed on yet.
+        self._queued = 0
         self._group: TaskGroup | None = None  # of its block, while it is open
         self._loops: list[anyio.CancelScope] = []  # of its block's poll loops
 
@@ -180,8 +182,12 @@ class AsyncExecutor(Generic[R]):
             for layer in layers:
                 layer.runs += 1
             self._runs += 1
+        # [True] while a rate-limit layer (this executor's) holds the run back.
+        queued = [True] if isinstance(self._layer, RateLimit) else None
+        if queued:
+            self._queued += 1
         try:
-            return await self._run(fn, args, kwargs)
+            return await self._run(fn, args, kwargs, queued)
         except anyio.get_cancelled_exc_class():
             self._cancelled += 1
             raise
@@ -189,6 +195,8 @@ class AsyncExecutor(Generic[R]):
             self._failed += 1
             raise
         finally:
+            if queued and queued[0]:  # (cancelled, or failed, before its turn)
+                self._queued -= 1
             idle: list[anyio.Event] = []
             with _BOOKS:
                 self._done += 1
@@ -202,14 +210,30 @@ class AsyncExecutor(Generic[R]):
                 event.set()
 
     async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        queued: list[bool] | None = None,
     ) -> Any:
         """The work of :meth:`run`: this executor's layer's, around the layers
-        inside it (at the bottom, around ``fn`` itself)."""
+        inside it (at the bottom, around ``fn`` itself). ``queued``: of a run
+        of this executor's own :meth:`run` that its layer holds back until it
+        calls inside (a rate limit's), ``[True]`` until then."""
         inner = self._delegate
         if inner is None:
             return await self._layer.run(functools.partial(fn, *args, **kwargs))
-        return await self._layer.run(functools.partial(inner._run, fn, args, kwargs))
+        call = functools.partial(inner._run, fn, args, kwargs)
+        if queued is not None:
+            call = functools.partial(self._passed_on, queued, call)
+        return await self._layer.run(call)
+
+    async def _passed_on(self, queued: list[bool], call: Callable[[], Any]) -> Any:
+        """``call``, the layers inside, once this executor's layer passes on a
+        run of its own (it is queued no more)."""
+        queued[0] = False
+        self._queued -= 1
+        return await call()
 
     def _take(self, loop: Loop) -> None:
         """Check that a run may begin on ``loop`` (raise ``RuntimeError`` if
@@ -573,26 +597,37 @@ class AsyncExecutor(Generic[R]):
     def stats(self) -> ExecutorStats:
         """A snapshot of the runs of this executor's :meth:`run`: an
         :class:`~fluent_executors.ExecutorStats` (a
-        :class:`~fluent_executors.PollStats` of a ``with_poll`` layer's runs and
-        poll calls).
+        :class:`~fluent_executors.PollStats` of a poll layer, a
+        :class:`~fluent_executors.RateLimitStats` of a rate limit).
 
         Returns:
             An :class:`~fluent_executors.ExecutorStats`.
         """
-        if isinstance(self._layer, Poll):
-            return self._layer.driver.stats()
-        from ..stats import ExecutorStats
+        layer = self._layer
+        if isinstance(layer, Poll):
+            return layer.driver.stats()
+        from ..stats import ExecutorStats, RateLimitStats
 
-        done = self._done
-        return ExecutorStats(
-            kind=self._layer.kind,
-            name=self.name,
-            submitted=self._runs + done,
-            pending=0,
-            running=self._runs,
-            done=done,
-            failed=self._failed,
-            cancelled=self._cancelled,
+        done, queued = self._done, self._queued
+        fields: dict[str, Any] = {
+            "kind": layer.kind,
+            "name": self.name,
+            "submitted": self._runs + done,
+            "pending": queued,
+            "running": self._runs - queued,
+            "done": done,
+            "failed": self._failed,
+            "cancelled": self._cancelled,
+        }
+        if not isinstance(layer, RateLimit):
+            return ExecutorStats(**fields)
+        rate = layer.rate
+        return RateLimitStats(
+            **fields,
+            queued=queued,
+            rate=rate.rate,
+            cuts=rate.cuts,
+            paused=bool(layer.pausing),
         )
 
     # -- the chain -------------------------------------------------------------------

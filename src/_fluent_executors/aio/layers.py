@@ -208,21 +208,26 @@ class RateLimit(Layer):
 
     def __init__(self, rate: AdaptiveRate) -> None:
         super().__init__()
-        self._rate = rate  # its limit and pause; adaptive or not
+        self.rate = rate  # its limit and pause; adaptive or not
         self._starts: deque[float] = deque()  # of the window, oldest first
+        self.pausing = 0  # runs waiting now for the end of a Retry-After pause
 
     def fresh(self) -> None:
         self._starts.clear()  # times of another loop's clock
-        self._rate.reset()
+        self.rate.reset()
 
     async def run(self, call: Callable[[], Any]) -> Any:
-        starts, rate, period = self._starts, self._rate, self._rate.period
+        starts, rate, period = self._starts, self.rate, self.rate.period
         while True:
             now = anyio.current_time()
             while starts and starts[0] <= now - period:
                 starts.popleft()
             if now < rate.paused_until:  # a Retry-After pause (adaptive)
-                await anyio.sleep(rate.paused_until - now)
+                self.pausing += 1
+                try:
+                    await anyio.sleep(rate.paused_until - now)
+                finally:
+                    self.pausing -= 1
                 continue
             limit = rate.limit
             if len(starts) < limit:
