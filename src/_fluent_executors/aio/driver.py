@@ -137,7 +137,8 @@ class PolledRun(Generic[T]):
         self._driver, self._result = driver, result
         # The layers outside the poll layer, outermost first, and when it was
         # made (the start of a with_timeout's time).
-        self._outer, self._started = tuple(outer), anyio.current_time()
+        self._outer = tuple(outer)
+        self._started = anyio.current_time() if outer else 0.0
         self._lock: anyio.Lock | None = None  # one await sees the layers through
         self._outcome: Future[T] | None = None  # what they made of it
 
