@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from trio.testing import MockClock
 
@@ -27,6 +28,7 @@ from fluent_executors import (
     FluentExecutor,
     PollDescriptor,
     PollStats,
+    RateLimitStats,
 )
 from fluent_executors.aio import AsyncExecutor, AsyncExecutors
 
@@ -509,8 +511,7 @@ def test_importing_the_package_never_imports_anyio() -> None:
 )
 def test_a_chain_method_takes_the_threaded_ones_arguments(method: str) -> None:
     # The names, kinds and defaults of the threaded chain method (docs/aio.rst),
-    # or some of them: poll and retry take them all, but durable polling's store
-    # and lease (threaded only so far: docs/durable.rst); map's function is
+    # or some of them: poll and retry take them all; map's function is
     # required (the threaded one may have only an error function).
     threaded = inspect.signature(getattr(FluentExecutor, method)).parameters
     own = inspect.signature(getattr(AsyncExecutor, method)).parameters
@@ -520,7 +521,7 @@ def test_a_chain_method_takes_the_threaded_ones_arguments(method: str) -> None:
             assert parameter.kind == threaded[name].kind, (method, name)
             assert parameter.default == threaded[name].default, (method, name)
     if method in ("with_poll", "with_retry"):
-        assert list(own) == [n for n in threaded if n not in ("store", "lease")]
+        assert list(own) == list(threaded)
 
 
 async def test_an_async_poll_function_over_poll_timeout_is_cancelled_and_fails(
@@ -792,3 +793,40 @@ async def test_an_adaptive_rate_limit_pauses_for_a_hint_up_to_max_pause(
     with anyio.fail_after(3600 * unit / 2):
         await executor.run(work)
     assert times[1] - times[0] >= 5 * unit
+
+
+async def test_a_rate_limit_reports_its_queue_rate_cuts_and_pause(
+    unit: float,
+) -> None:
+    """``stats()`` of an async rate limit: a :class:`RateLimitStats`, as the
+    threaded one's; *pending* and *queued* the runs held back."""
+    period = 100 * unit
+    executor = AsyncExecutors.inline().with_rate_limit(
+        2, period, adaptive=True, increase=0.0
+    )
+    hint = TooManyRequests(f"{period:g}")
+
+    async def refused() -> None:
+        raise hint
+
+    async def work() -> None:
+        pass
+
+    fresh = executor.stats()
+    assert isinstance(fresh, RateLimitStats)
+    assert (fresh.rate, fresh.cuts, fresh.paused, fresh.queued) == (2.0, 0, False, 0)
+    with pytest.raises(TooManyRequests):
+        await executor.run(refused)  # the rate cut to 1, starts paused
+    async with anyio.create_task_group() as group:
+        for _ in range(2):
+            group.start_soon(executor.run, work)
+        with anyio.fail_after(period / 2):  # (before the pause ends)
+            while executor.stats().queued < 2 or not executor.stats().paused:
+                await anyio.lowlevel.checkpoint()
+        held = executor.stats()
+    done = executor.stats()
+
+    assert (held.rate, held.cuts, held.queued, held.pending) == (1.0, 1, 2, 2)
+    assert held.submitted == held.pending + held.running + held.done == 3
+    assert (done.queued, done.running, done.done, done.failed) == (0, 0, 3, 1)
+    assert not done.paused

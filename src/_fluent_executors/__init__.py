@@ -47,7 +47,8 @@
 #
 # No module here imports a public one (fluent_executors.*) at module level; in a
 # function, only fluent.py's chain methods and bind() do, importing the wrapper
-# (or bind) module they build when called (tests/test_layers.py). Its
+# (or bind) module they build when called, and aio's driver, the SQLite store of
+# a with_poll(store=path) (tests/test_layers.py). Its
 # loggers keep the names under fluent_executors that the docs give
 # (fluent_executors._proxy, ._scheduler, ...), so that the fluent_executors logger
 # controls them. Deferred, though not up: stats (dataclasses import inspect), by

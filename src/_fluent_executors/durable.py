@@ -292,6 +292,27 @@ def check_limit(limit: object) -> int | None:
     return limit
 
 
+def check_store(store: object) -> Store | str | os.PathLike[str]:
+    """``store`` (of ``store=``) if it is a path (an SQLite file) or a store, or
+    an error naming it.
+
+    Raises:
+        TypeError: neither a path nor a store.
+    """
+    if isinstance(store, (str, os.PathLike)):
+        return store
+    methods = ("add", "remove", "release", "renew", "claim", "records", "close")
+    if not all(callable(getattr(store, method, None)) for method in methods) or (
+        not isinstance(getattr(store, "owner", None), str)
+    ):
+        raise TypeError(
+            "store must be a path (an SQLite file) or a store "
+            f"(fluent_executors.stores.Store: {', '.join(methods)} and a str "
+            f"owner), got {type(store).__name__}"
+        )
+    return store  # type: ignore[return-value]
+
+
 def _check_text(argument: str, value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{argument} must be a str, got {type(value).__name__}")

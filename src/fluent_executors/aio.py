@@ -18,6 +18,7 @@ except ImportError as error:  # pragma: no cover - the extra is missing
         f"fluent_executors.aio needs anyio: {install_hint('aio')}"
     ) from error
 
+from _fluent_executors.aio.driver import PolledRun
 from _fluent_executors.aio.executor import AsyncExecutor, AsyncPollFn
 from _fluent_executors.aio.facade import AsyncExecutors
 from _fluent_executors.aio.mapping import AsyncMap
@@ -37,6 +38,7 @@ __all__ = [
     "ExecutorStats",
     "PollDescriptor",
     "PollStats",
+    "PolledRun",
     "RateLimitStats",
     "RetryPolicy",
     "retry_after",

@@ -12,10 +12,10 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from _fluent_executors.durable import RecordError, check_lease, check_limit
+from _fluent_executors.durable import check_lease, check_limit, check_store
 from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.poll.descriptor import PollDescriptor, PollFuture
-from _fluent_executors.poll.keeper import StoreKeeper
+from _fluent_executors.poll.keeper import StoreKeeper, claimed_error
 from _fluent_executors.poll.settings import PollSettings
 from _fluent_executors.poll.thread import PollThread
 from _fluent_executors.proxy import ProxyFuture
@@ -336,19 +336,11 @@ class PollExecutor(WrapperExecutor[R]):
                 else:  # another resume() took it
                     future.cancel_now()
             for future, descriptor, task in made:
-                if task.error is not None:
-                    future.fail(task.error)
-                elif task.intent:
-                    future.fail(
-                        RecordError(
-                            task.key,
-                            f"its start call (label {task.label!r}) had not "
-                            "returned when the process that made it stopped: "
-                            "whether the remote task was started is unknown",
-                        )
-                    )
-                else:
+                error = claimed_error(task)  # (unreadable, or an intent)
+                if error is None:
                     self._poller.start_polling(future, descriptor)
+                else:
+                    future.fail(error)
         except BaseException:
             keeper.release(tasks[taken:])
             self._unresume(resumed)
@@ -444,6 +436,7 @@ def _open_store(store: Store | str | os.PathLike[str], name: str) -> tuple[Store
     Raises:
         TypeError: ``store`` is neither a path nor a store.
     """
+    store = check_store(store)
     if isinstance(store, (str, os.PathLike)):
         from .stores import SQLiteStore
 
@@ -454,13 +447,4 @@ def _open_store(store: Store | str | os.PathLike[str], name: str) -> tuple[Store
             )
 
         return SQLiteStore(store, queue=name), True
-    methods = ("add", "remove", "release", "renew", "claim", "records", "close")
-    if not all(callable(getattr(store, method, None)) for method in methods) or (
-        not isinstance(getattr(store, "owner", None), str)
-    ):
-        raise TypeError(
-            "store must be a path (an SQLite file) or a store "
-            f"(fluent_executors.stores.Store: {', '.join(methods)} and a str "
-            f"owner), got {type(store).__name__}"
-        )
     return store, False

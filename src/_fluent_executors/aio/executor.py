@@ -18,6 +18,7 @@ from anyio.lowlevel import EventLoopToken
 
 from ..adaptive import AdaptiveRate, check_adaptive
 from ..counts import Counts
+from ..durable import check_lease, check_store
 from ..fluent import R, SameResult
 from ..logging import ContainedLogger
 from ..poll.descriptor import PollDescriptor
@@ -25,7 +26,7 @@ from ..poll.settings import PollSettings
 from ..public import publish
 from ..retry_policy import RetryPolicy, policy_of
 from ..wrapper import check_callable, check_count, check_non_negative, check_rate
-from .driver import AsyncPollDriver
+from .driver import AsyncPollDriver, PolledRun
 from .layers import Layer, Map, Poll, RateLimit, Retry, Throttle, Timeout
 from .mapping import AsyncMap
 
@@ -35,11 +36,14 @@ if sys.version_info < (3, 11):  # anyio's dependency, for Python 3.10
     )
 
 if TYPE_CHECKING:
+    import os
     from types import TracebackType
 
     from anyio.abc import TaskGroup
     from typing_extensions import ParamSpec, Self
 
+    from ..durable import Store, StoredTask
+    from ..poll.keeper import StoreKeeper
     from ..stats import ExecutorStats
 
     P = ParamSpec("P")
@@ -121,6 +125,8 @@ class AsyncExecutor(Generic[R]):
         self._closing = False  # its block is ending: no new run
         self._runs = 0  # runs under way through this executor's run()
         self._done = self._failed = self._cancelled = 0  # runs ended, of them
+        # Of its runs, those a rate-limit layer has not passed on yet.
+        self._queued = 0
         self._group: TaskGroup | None = None  # of its block, while it is open
         self._loops: list[anyio.CancelScope] = []  # of its block's poll loops
 
@@ -176,8 +182,12 @@ class AsyncExecutor(Generic[R]):
             for layer in layers:
                 layer.runs += 1
             self._runs += 1
+        # [True] while a rate-limit layer (this executor's) holds the run back.
+        queued = [True] if isinstance(self._layer, RateLimit) else None
+        if queued:
+            self._queued += 1
         try:
-            return await self._run(fn, args, kwargs)
+            return await self._run(fn, args, kwargs, queued)
         except anyio.get_cancelled_exc_class():
             self._cancelled += 1
             raise
@@ -185,6 +195,8 @@ class AsyncExecutor(Generic[R]):
             self._failed += 1
             raise
         finally:
+            if queued and queued[0]:  # (cancelled, or failed, before its turn)
+                self._queued -= 1
             idle: list[anyio.Event] = []
             with _BOOKS:
                 self._done += 1
@@ -198,14 +210,30 @@ class AsyncExecutor(Generic[R]):
                 event.set()
 
     async def _run(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        queued: list[bool] | None = None,
     ) -> Any:
         """The work of :meth:`run`: this executor's layer's, around the layers
-        inside it (at the bottom, around ``fn`` itself)."""
+        inside it (at the bottom, around ``fn`` itself). ``queued``: of a run
+        of this executor's own :meth:`run` that its layer holds back until it
+        calls inside (a rate limit's), ``[True]`` until then."""
         inner = self._delegate
         if inner is None:
             return await self._layer.run(functools.partial(fn, *args, **kwargs))
-        return await self._layer.run(functools.partial(inner._run, fn, args, kwargs))
+        call = functools.partial(inner._run, fn, args, kwargs)
+        if queued is not None:
+            call = functools.partial(self._passed_on, queued, call)
+        return await self._layer.run(call)
+
+    async def _passed_on(self, queued: list[bool], call: Callable[[], Any]) -> Any:
+        """``call``, the layers inside, once this executor's layer passes on a
+        run of its own (it is queued no more)."""
+        queued[0] = False
+        self._queued -= 1
+        return await call()
 
     def _take(self, loop: Loop) -> None:
         """Check that a run may begin on ``loop`` (raise ``RuntimeError`` if
@@ -318,6 +346,110 @@ class AsyncExecutor(Generic[R]):
             check_count("buffersize", buffersize)
         return AsyncMap(self, fn, iterables, buffersize)
 
+    # -- runs started before -------------------------------------------------------
+
+    @overload
+    def attach(self: AsyncExecutor[SameResult], result: object) -> PolledRun[Any]: ...
+
+    @overload
+    def attach(self, result: object) -> PolledRun[R]: ...
+
+    def attach(self, result: object) -> PolledRun[Any]:
+        """Poll ``result`` as if a start call of this executor's poll layer had
+        just returned it: nothing is run (a process that kept its remote
+        tasks' identifiers picks them up this way). Call it inside the
+        block, on its event loop; with a store, its record is written as a
+        run's. The layers outside the poll layer apply as :meth:`resume` says.
+
+        Args:
+            result: what the start call would have returned (the remote task's
+                identifier).
+
+        Returns:
+            A :class:`PolledRun` (of type ``R``), polled already.
+
+        Raises:
+            RuntimeError: the chain has no poll layer, or several; its block is
+                not open (or ending); or another event loop holds the chain.
+
+        .. versionadded:: 0.2.0
+        """
+        poll, outer = self._poll_layer("attach")
+        return poll.driver.attach(result, outer)
+
+    @overload
+    async def resume(
+        self: AsyncExecutor[SameResult], limit: int | None = None
+    ) -> dict[PolledRun[Any], StoredTask]: ...
+
+    @overload
+    async def resume(
+        self, limit: int | None = None
+    ) -> dict[PolledRun[R], StoredTask]: ...
+
+    async def resume(
+        self, limit: int | None = None
+    ) -> dict[PolledRun[Any], StoredTask]:
+        """Take over the remote tasks of the poll layer's store whose lease has
+        run out (their process died), and return a run for each, polled as
+        :meth:`attach` polls: nothing is started again. Await it inside the
+        block, on its event loop.
+
+        As ``PollExecutor.resume()`` does: the records are claimed in one call of
+        the store (in a worker thread), and held by this layer from then on, its
+        leases renewed with its own; those of the store's own owner are taken
+        back at once, lease or not. A record that cannot be read, or an intent,
+        gives a run failed with a :class:`~fluent_executors.stores.RecordError`.
+        Each run's record is removed once it ends; the record of a run still
+        polled when the block ends stays, for a later ``resume()``. Once the
+        claim is made, the runs are polled even if the awaiting task is
+        cancelled.
+
+        The layers outside the poll layer act on the runs as in the threaded
+        ``resume()``: a map maps, a timeout counts from this call, the others
+        pass them on.
+
+        Args:
+            limit: the most records to take, an ``int`` >= 1; ``None``: every one.
+
+        Returns:
+            A ``dict`` of each :class:`PolledRun` (of type ``R``) to the
+            :class:`~fluent_executors.stores.StoredTask` it polls: the program
+            maps the runs back to its inputs.
+
+        Raises:
+            RuntimeError: the chain has no poll layer, or several, or its poll
+                layer has no store; its block is not open (or ending); or
+                another event loop holds the chain.
+            ~fluent_executors.stores.StoreError: the store failed; nothing was
+                claimed.
+            TypeError, ValueError: ``limit`` is not an ``int`` >= 1 or ``None``.
+
+        .. versionadded:: 0.2.0
+        """
+        if limit is not None:
+            check_count("limit", limit)
+        poll, outer = self._poll_layer("resume")
+        return await poll.driver.resume(limit, outer)
+
+    def _poll_layer(self, what: str) -> tuple[Poll, tuple[Layer, ...]]:
+        """The chain's poll layer, if it is open on the caller's event loop,
+        and the layers outside it (outermost first).
+
+        Raises:
+            RuntimeError: no poll layer, or several; its block is not open, or
+                is ending; another event loop holds the chain.
+        """
+        if len(self._polls) != 1:
+            raise RuntimeError(
+                f"{what}() needs a chain with one with_poll layer; async executor "
+                f"{self.name!r} has {len(self._polls)}"
+            )
+        with _BOOKS:
+            self._take(current_loop())
+        poll = self._polls[0]
+        return poll, self._layers[: self._layers.index(poll)]
+
     # -- the block -------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
@@ -325,10 +457,17 @@ class AsyncExecutor(Generic[R]):
         (each poll layer from a fresh state; every layer afresh if it served
         another event loop, else as the last block left it).
 
+        With ``with_poll(store=...)``, a store given as a path is opened (in a
+        worker thread) for the block, and closed as it ends.
+
         Raises:
             RuntimeError: the executor is in its block already; a poll layer of
                 the chain is in another block; or a block or a run holds the
                 chain to the event loop of another thread.
+            ~fluent_executors.stores.StoreError: the SQLite file of a
+                ``store=`` path cannot be opened.
+            ValueError: the store object of a ``with_poll(store=)`` serves
+                another poll executor (threaded or async) still.
         """
         if self._group is not None:
             raise RuntimeError(
@@ -337,21 +476,26 @@ class AsyncExecutor(Generic[R]):
             )
         loop = current_loop()
         with _BOOKS:
-            for layer in self._layers:
-                if layer.loop != loop and layer.busy():
-                    raise self._foreign(layer.loop, loop)
-            if any(poll.blocks for poll in self._polls):
-                raise RuntimeError(
-                    f"a poll layer of async executor {self.name!r} was started by "
-                    "another block"
-                )
-            for layer in self._layers:
-                if layer.loop != loop:  # not busy (checked above): another loop's
-                    layer.loop = loop
-                    layer.fresh()
-                layer.blocks += 1
+            self._check_block(loop)
+        keepers: list[StoreKeeper | None] = []  # of the stores' records
+        try:
             for poll in self._polls:
-                poll.fresh()  # a new poll loop for this block
+                keepers.append(await poll.driver.open_keeper())
+            with _BOOKS:
+                self._check_block(loop)  # (again: another block may have begun)
+                for layer in self._layers:
+                    if layer.loop != loop:  # not busy (checked): another loop's
+                        layer.loop = loop
+                        layer.fresh()
+                    layer.blocks += 1
+                for poll, keeper in zip(self._polls, keepers, strict=True):
+                    poll.fresh()  # a new poll loop for this block
+                    poll.driver.keeper = keeper
+        except BaseException:
+            for keeper in keepers:
+                if keeper is not None:
+                    keeper.close()  # (a store it opened: an SQLite file, at once)
+            raise
         group = anyio.create_task_group()
         await group.__aenter__()
         self._group = group
@@ -362,6 +506,22 @@ class AsyncExecutor(Generic[R]):
                 _poll_loop, scope, poll.driver, name=f"poll loop {poll.driver.name}"
             )
         return self
+
+    def _check_block(self, loop: Loop) -> None:
+        """Check that a block may begin on ``loop`` (under ``_BOOKS``).
+
+        Raises:
+            RuntimeError: a poll layer is in another block, or a block or a run
+                holds the chain to another event loop.
+        """
+        for layer in self._layers:
+            if layer.loop != loop and layer.busy():
+                raise self._foreign(layer.loop, loop)
+        if any(poll.blocks for poll in self._polls):
+            raise RuntimeError(
+                f"a poll layer of async executor {self.name!r} was started by "
+                "another block"
+            )
 
     async def __aexit__(
         self,
@@ -437,26 +597,37 @@ class AsyncExecutor(Generic[R]):
     def stats(self) -> ExecutorStats:
         """A snapshot of the runs of this executor's :meth:`run`: an
         :class:`~fluent_executors.ExecutorStats` (a
-        :class:`~fluent_executors.PollStats` of a ``with_poll`` layer's runs and
-        poll calls).
+        :class:`~fluent_executors.PollStats` of a poll layer, a
+        :class:`~fluent_executors.RateLimitStats` of a rate limit).
 
         Returns:
             An :class:`~fluent_executors.ExecutorStats`.
         """
-        if isinstance(self._layer, Poll):
-            return self._layer.driver.stats()
-        from ..stats import ExecutorStats
+        layer = self._layer
+        if isinstance(layer, Poll):
+            return layer.driver.stats()
+        from ..stats import ExecutorStats, RateLimitStats
 
-        done = self._done
-        return ExecutorStats(
-            kind=self._layer.kind,
-            name=self.name,
-            submitted=self._runs + done,
-            pending=0,
-            running=self._runs,
-            done=done,
-            failed=self._failed,
-            cancelled=self._cancelled,
+        done, queued = self._done, self._queued
+        fields: dict[str, Any] = {
+            "kind": layer.kind,
+            "name": self.name,
+            "submitted": self._runs + done,
+            "pending": queued,
+            "running": self._runs - queued,
+            "done": done,
+            "failed": self._failed,
+            "cancelled": self._cancelled,
+        }
+        if not isinstance(layer, RateLimit):
+            return ExecutorStats(**fields)
+        rate = layer.rate
+        return RateLimitStats(
+            **fields,
+            queued=queued,
+            rate=rate.rate,
+            cuts=rate.cuts,
+            paused=bool(layer.pausing),
         )
 
     # -- the chain -------------------------------------------------------------------
@@ -472,6 +643,8 @@ class AsyncExecutor(Generic[R]):
         poll_retry_policy: RetryPolicy | None = None,
         max_batch: int | None = None,
         poll_timeout: float | None = None,
+        store: Store | str | os.PathLike[str] | None = None,
+        lease: float = 60.0,
     ) -> AsyncExecutor[R]:
         """The result of each run is the identifier of a remote task, polled with
         those of the other runs by one call of ``poll_fn`` per round, on the
@@ -499,13 +672,32 @@ class AsyncExecutor(Generic[R]):
             poll_timeout: keyword-only, seconds a call of the poll or cancel
                 function may take: a coroutine is cancelled (the call fails with
                 ``TimeoutError``), a plain call is logged once over.
+            store: keyword-only, where the start calls' results are kept, so
+                that the remote tasks survive a crash of the process and other
+                processes take them over (:meth:`resume`; see the "Durable
+                polling" page): a :class:`~fluent_executors.stores.Store`, or
+                the path (``str`` or path-like) of an SQLite file, opened as a
+                :class:`~fluent_executors.SQLiteStore` whose queue is the
+                layer's name at each block (in a worker thread) and closed as
+                the block ends. A run is polled once its record is written (by
+                the poll loop, in one call per round); its record is removed
+                once the run ends. Every call of the store is made in a worker
+                thread: the event loop is never held by it. Default: none.
+            lease: keyword-only, seconds (a float > 0) that the layer holds a
+                record of its store without renewing it; it renews its leases
+                every third of that. Default 60.0.
 
         Returns:
             A new ``AsyncExecutor[R]``.
 
         Raises:
             TypeError, ValueError: as :class:`~fluent_executors.PollExecutor`.
+            ~fluent_executors.stores.StoreError: not here: a ``store`` path
+                that cannot be opened fails the ``async with`` block's entry.
         """
+        lease = check_lease(lease)
+        if store is not None:
+            store = check_store(store)
         layer_name = name or self.name
         settings = PollSettings(
             poll_fn,
@@ -517,7 +709,9 @@ class AsyncExecutor(Generic[R]):
             max_batch=max_batch,
             poll_timeout=poll_timeout,
         )
-        driver = AsyncPollDriver(settings, Counts("poll", layer_name, None))
+        driver = AsyncPollDriver(
+            settings, Counts("poll", layer_name, None), store, lease
+        )
         return AsyncExecutor(self, layer_name, Poll(driver))
 
     def with_retry(

@@ -25,7 +25,6 @@ import anyio.to_thread
 
 from ..adaptive import AdaptiveRate
 from ..logging import ContainedLogger
-from ..poll.descriptor import PollDescriptor, PollFuture
 from ..retry_policy import RetryPolicy, ask_policy, success_is_final
 from .driver import AsyncPollDriver, call_maybe_async
 
@@ -65,6 +64,13 @@ class Layer:
         """Run ``call`` (the function, or the layers inside) as this layer does,
         and return what the run returns."""
         raise NotImplementedError
+
+    async def resumed(self, call: Callable[[], Any], started: float) -> Any:
+        """What this layer makes of a run that ``attach()`` or ``resume()`` made
+        at ``started`` (``anyio.current_time()``), ``call`` awaiting the layers
+        inside: as it is, by default (a retry layer has no callable to run
+        again; a throttle or rate limit, no call to hold back)."""
+        return await call()
 
 
 class Inline(Layer):
@@ -112,22 +118,7 @@ class Poll(Layer):
         self.driver.reset()
 
     async def run(self, call: Callable[[], Any]) -> Any:
-        result = await call()
-        driver = self.driver
-        future: PollFuture[Any] = PollFuture(driver)
-        descriptor = PollDescriptor(future, result)
-        future.attach(descriptor)
-        driver.adopt(future)
-        done = anyio.Event()
-        future.add_done_callback(lambda _: driver.call_on_loop(done.set))
-        driver.start_polling(future, descriptor)
-        try:
-            await done.wait()
-        except anyio.get_cancelled_exc_class():
-            if future.cancel_now():  # still polled: stop, and cancel the remote task
-                await driver.cancel_remote(result)
-            raise
-        return future.result()
+        return await self.driver.attach(await call())
 
     def stopped(self) -> None:
         """The poll loop has stopped: fail what it still polled."""
@@ -197,6 +188,12 @@ class Timeout(Layer):
         with anyio.fail_after(self._timeout):
             return await call()
 
+    async def resumed(self, call: Callable[[], Any], started: float) -> Any:
+        # (anyio.fail_at is anyio 4.15's; this is what it does.)
+        with anyio.CancelScope(deadline=started + self._timeout):
+            return await call()
+        raise TimeoutError  # the scope caught its own cancellation: time is out
+
 
 class Throttle(_Limited):
     kind = "throttle"
@@ -211,21 +208,26 @@ class RateLimit(Layer):
 
     def __init__(self, rate: AdaptiveRate) -> None:
         super().__init__()
-        self._rate = rate  # its limit and pause; adaptive or not
+        self.rate = rate  # its limit and pause; adaptive or not
         self._starts: deque[float] = deque()  # of the window, oldest first
+        self.pausing = 0  # runs waiting now for the end of a Retry-After pause
 
     def fresh(self) -> None:
         self._starts.clear()  # times of another loop's clock
-        self._rate.reset()
+        self.rate.reset()
 
     async def run(self, call: Callable[[], Any]) -> Any:
-        starts, rate, period = self._starts, self._rate, self._rate.period
+        starts, rate, period = self._starts, self.rate, self.rate.period
         while True:
             now = anyio.current_time()
             while starts and starts[0] <= now - period:
                 starts.popleft()
             if now < rate.paused_until:  # a Retry-After pause (adaptive)
-                await anyio.sleep(rate.paused_until - now)
+                self.pausing += 1
+                try:
+                    await anyio.sleep(rate.paused_until - now)
+                finally:
+                    self.pausing -= 1
                 continue
             limit = rate.limit
             if len(starts) < limit:
@@ -258,3 +260,6 @@ class Map(Layer):
 
     async def run(self, call: Callable[[], Any]) -> Any:
         return await call_maybe_async(self._fn, await call())
+
+    async def resumed(self, call: Callable[[], Any], started: float) -> Any:
+        return await self.run(call)

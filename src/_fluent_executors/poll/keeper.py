@@ -3,8 +3,9 @@ to write, and the records it holds.
 
 Contract: any thread tells it of a descriptor that entered polling
 (:meth:`StoreKeeper.arrived`) and of one whose future is done
-(:meth:`StoreKeeper.forget`); the poll thread alone, outside the driver's lock,
-calls :meth:`StoreKeeper.sync` before each round: one ``add`` of the start
+(:meth:`StoreKeeper.forget`); the poll thread alone (the async driver: its
+loop, through one worker thread at a time), outside the driver's lock, calls
+:meth:`StoreKeeper.sync` before each round: one ``add`` of the start
 results that arrived since, one ``remove`` of the records of futures done since,
 and one ``renew`` of the leases when a third of the lease has passed; each is one
 call of the store, whatever the number of records. A descriptor enters the core
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from ..logging import ContainedLogger
     from .descriptor import PollDescriptor
 
-__all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper"]
+__all__ = ["HELD", "QUEUED", "WAKE", "StoreKeeper", "claimed_error"]
 
 # What StoreKeeper.arrived answers.
 HELD, QUEUED, WAKE = 0, 1, 2
@@ -44,6 +45,22 @@ _keepers_lock = threading.Lock()
 # A store that fails is tried again after max(retry_interval, RETRY_FLOOR)
 # seconds, twice as long after each failure in a row, up to RETRY_CAP seconds.
 RETRY_FLOOR, RETRY_CAP = 0.5, 30.0
+
+
+def claimed_error(task: StoredTask) -> RecordError | None:
+    """Why the future of a claimed record ``task`` fails at once (``resume()``):
+    it cannot be read, or it is an intent (whether its remote task started is
+    unknown); ``None``: it is polled."""
+    if task.error is not None:
+        return task.error
+    if task.intent:
+        return RecordError(
+            task.key,
+            f"its start call (label {task.label!r}) had not returned when the "
+            "process that made it stopped: whether the remote task was started "
+            "is unknown",
+        )
+    return None
 
 
 class StoreKeeper:
