@@ -210,7 +210,7 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     )
 
 
-Taker = Callable[[InContext, tuple[Any, ...], dict[str, Any]], Future[Any]]
+Taker = Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Future[Any]]
 
 
 def _taker_of(delegate: Executor) -> Taker | None:
