@@ -146,10 +146,9 @@ class ResolvableFuture(Future[T]):
             ProxyFuture's, the only class made of this one)."""
 
     elif LIGHT_FUTURES:
-
-        @property
-        def _waiters(self) -> Waiters:
-            return Waiters(self)
+        # Waiters(self) on each read: the class itself as the getter, no frame
+        # of a function of ours around the call.
+        _waiters = property(Waiters)
 
     else:
 
