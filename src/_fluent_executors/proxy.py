@@ -4,7 +4,6 @@ standard future API over one lock)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Generator
 from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
@@ -32,18 +31,6 @@ def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
         if state in CANCELLED_STATES:
             return True, None, None  # type: ignore[return-value]
     return done_outcome(future)
-
-
-def shared_lock(upstream: Future[Any]) -> threading.RLock | None:
-    """The lock for a new future that will follow ``upstream`` and nothing else: a
-    future of the library shares its upstream's lock (``None``: a lock of its own).
-
-    The two are resolved one after the other and cancelled down the chain, never
-    under each other's lock, so one lock serves both, and a chain of futures of
-    the library has one lock object, not one per future: fewer objects to make
-    and for the garbage collector to track.
-    """
-    return upstream._lock if isinstance(upstream, ProxyFuture) else None
 
 
 class ProxyFuture(ResolvableFuture[T]):

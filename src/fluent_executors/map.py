@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, cast, overload
 
 from _fluent_executors.logging import trace
-from _fluent_executors.proxy import ProxyFuture, outcome, shared_lock
+from _fluent_executors.proxy import ProxyFuture, outcome
 from _fluent_executors.stdlib_compat import FINISHED
 from _fluent_executors.wrapper import WrapperExecutor, check_callable
 
@@ -63,10 +62,8 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
         self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[U]:
         self._check_open()
+        future: _MappingFuture[Mapped, U] = self._future_type(self)
         upstream = self._submit_to_delegate(fn, args, kwargs)
-        future: _MappingFuture[Mapped, U] = self._future_type(
-            self, shared_lock(upstream)
-        )
         self._counts.adopt(future)
         future._follow(upstream)
         return future
@@ -76,10 +73,8 @@ class _MappingFuture(ProxyFuture[U], Generic[Mapped, U], metaclass=ABCMeta):
     """Maps the outcome of the delegate's future, then resolves with what
     :meth:`_on_mapped` makes of the mapped value."""
 
-    def __init__(
-        self, executor: _MappingExecutor[Mapped, U], lock: threading.RLock | None
-    ) -> None:
-        super().__init__(lock)
+    def __init__(self, executor: _MappingExecutor[Mapped, U]) -> None:
+        super().__init__()
         self._executor = executor
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
@@ -121,10 +116,8 @@ class _MapFuture(_MappingFuture[U, U]):
 
 
 class _FlatMapFuture(_MappingFuture["Future[U]", U]):
-    def __init__(
-        self, executor: _MappingExecutor[Future[U], U], lock: threading.RLock | None
-    ) -> None:
-        super().__init__(executor, lock)
+    def __init__(self, executor: _MappingExecutor[Future[U], U]) -> None:
+        super().__init__(executor)
         self._mapped: Future[U] | None = None  # the future that fn returned
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:

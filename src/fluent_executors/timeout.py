@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
@@ -13,7 +12,7 @@ from _fluent_executors.counts import event_count
 from _fluent_executors.errors import TimeoutCancelledError
 from _fluent_executors.fluent import FluentExecutor, R, SameResult
 from _fluent_executors.logging import trace
-from _fluent_executors.proxy import ProxyFuture, shared_lock
+from _fluent_executors.proxy import ProxyFuture
 from _fluent_executors.scheduler import DeadlineQueue, TimerHandle, call_later
 from _fluent_executors.wrapper import (
     WrapperExecutor,
@@ -38,13 +37,8 @@ class _TimeoutFuture(ProxyFuture[T]):
     _deadlines: DeadlineQueue | None = None
     _timer: TimerHandle | None = None
 
-    def __init__(
-        self,
-        executor: TimeoutExecutor[Any],
-        timeout: float,
-        lock: threading.RLock | None,
-    ) -> None:
-        super().__init__(lock)
+    def __init__(self, executor: TimeoutExecutor[Any], timeout: float) -> None:
+        super().__init__()
         self._executor = executor
         self._timeout = timeout
 
@@ -242,11 +236,11 @@ class TimeoutExecutor(WrapperExecutor[R]):
         if timeout is None:
             timeout = self._timeout
         self._check_open()
-        upstream = self._submit_to_delegate(fn, args, kwargs)
-        future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout, shared_lock(upstream))
+        future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
         shared = timeout == self._timeout and timeout < math.inf
         if shared:  # the executor's own timeout: its FIFO of deadlines
             future._deadlines = self._deadlines  # before it can resolve
+        upstream = self._submit_to_delegate(fn, args, kwargs)
         self._counts.adopt(future)
         future._follow(upstream)
         try:
