@@ -38,7 +38,7 @@ largest N:
 
 1. ``pool`` at most 0.85x ``bare``;
 2. each single layer at most 1.5x ``bare``;
-3. ``chain`` at most 2.0x ``bare``;
+3. ``chain`` at most 1.5x ``bare``;
 4. more-executors' chain slower than ours.
 """
 
@@ -58,7 +58,7 @@ from fluent_executors import Executors  # noqa: E402
 
 MAX_POOL = 0.85
 MAX_LAYER = 1.5
-MAX_CHAIN = 2.0
+MAX_CHAIN = 1.5
 HUGE = 10**9  # a throttle or rate limit that never waits
 MORE_EVERY_LAYER_MAX_N = 10_000  # above, more-executors runs its pool and chain only
 

@@ -143,10 +143,9 @@ class ResolvableFuture(Future[T]):
             ProxyFuture's, the only class made of this one)."""
 
     elif LIGHT_FUTURES:
-
-        @property
-        def _waiters(self) -> Waiters:
-            return Waiters(self)
+        # Waiters(self) on each read: the class itself as the getter, no frame
+        # of a function of ours around the call.
+        _waiters = property(Waiters)
 
     else:
 
@@ -309,7 +308,7 @@ class ResolvableFuture(Future[T]):
     ) -> bool:
         """Move to the done ``state`` with ``result`` or ``exception``, wake the
         waiters (``event`` names their method), forget the upstream, run the hooks
-        (:meth:`_on_resolved`, the metrics), then the done callbacks (each once, in
+        (:meth:`_on_resolved`, then the metrics), then the done callbacks (each once, in
         the order added); ``False`` if the future was already done.
 
         The common case (no waiter, no hook, one follower) is one call here and one
@@ -330,10 +329,13 @@ class ResolvableFuture(Future[T]):
             if self._made_condition is not None or self._waiter_entry:
                 self._wake(event)  # else nobody waits
         self._upstream = None
-        if self._has_on_resolved or (
-            tracker is not None and tracker.metrics is not None
-        ):
-            self._run_hooks()
+        if self._has_on_resolved:
+            try:
+                self._on_resolved()
+            except Exception:  # a bug of ours; the callbacks must run all the same
+                logger.exception("internal error resolving %r", self)
+        if tracker is not None and tracker.metrics is not None:
+            self._record_metrics(tracker)
         # Once done the list changes no more: add_done_callback() calls at once.
         callbacks = self._done_callbacks
         if callbacks is not None:
@@ -366,15 +368,11 @@ class ResolvableFuture(Future[T]):
         elif entry is not None:
             getattr(entry, event)(self)
 
-    def _run_hooks(self) -> None:
-        """Once resolved, before the done callbacks: :meth:`_on_resolved`, then the
-        metrics' tracker."""
+    def _record_metrics(self, tracker: _Tracker) -> None:
+        """Once resolved, after :meth:`_on_resolved` and before the done
+        callbacks: have ``tracker`` record the metrics of the future."""
         try:
-            if self._has_on_resolved:
-                self._on_resolved()
-            tracker = self._tracker
-            if tracker is not None and tracker.metrics is not None:
-                tracker.record_end(self)
+            tracker.record_end(self)
         except Exception:  # a bug of ours; the callbacks must run all the same
             logger.exception("internal error resolving %r", self)
 

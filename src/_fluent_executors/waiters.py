@@ -46,7 +46,9 @@ class Waiters:
         """Add ``waiter`` (one more call ``waiter.add_result(future)`` or the like
         once the future is resolved)."""
         future = self._future
-        future._waiter_entry = one_more(future._waiter_entry, waiter)
+        held = future._waiter_entry
+        # (The common case, the one waiter, without a call)
+        future._waiter_entry = waiter if held is None else one_more(held, waiter)
 
     def remove(self, waiter: Waiter) -> None:
         """Remove ``waiter``; raise ``ValueError`` if it is not there, as a list

@@ -213,6 +213,27 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     )
 
 
+Taker = Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Future[Any]]
+
+
+def _taker_of(delegate: Executor) -> Taker | None:
+    """What ``delegate.submit`` does with a callable that an outer layer captured
+    (an :class:`~_fluent_executors.tracing.InContext`) and the arguments as a tuple
+    and a dict, for a delegate of the library whose class keeps the library's
+    ``submit``: its ``_take_captured``, which a wrapper calls directly rather than
+    pack the arguments anew for ``submit`` to unpack. ``None`` for any other
+    delegate (a class that overrides ``submit``, a ``MagicMock``, a proxy object),
+    whose ``submit`` is called."""
+    cls = type(delegate)
+    submit = getattr(cls, "_taken_by", None)
+    if submit is None or getattr(cls, "submit", None) is not submit:
+        return None
+    if isinstance(delegate, WrapperExecutor):  # its _take_captured: _submit
+        return delegate._submit
+    take: Taker = delegate._take_captured  # type: ignore[attr-defined]
+    return take
+
+
 class DelegatingExecutor(FluentExecutor[R]):
     """Base of the wrapper executors: holds the delegate and the shutdown state.
 
@@ -231,6 +252,7 @@ class DelegatingExecutor(FluentExecutor[R]):
         check_name(name)
         check_logger(logger)
         self._delegate = executor
+        self._delegate_takes = _taker_of(executor)
         self._name = name
         # The module of the concrete class: fluent_executors.poll, .retry, ...
         self._logger = ContainedLogger(
@@ -282,7 +304,15 @@ class DelegatingExecutor(FluentExecutor[R]):
                 ``submit`` was not given a return value, say).
             Exception: whatever the delegate's ``submit`` raises.
         """
-        future = self._delegate.submit(fn, *args, **kwargs)
+        delegate = self._delegate
+        takes = self._delegate_takes
+        if (
+            takes is not None
+            and type(fn) is InContext
+            and "submit" not in delegate.__dict__  # no spy patched onto it
+        ):
+            return takes(fn, args, kwargs)
+        future = delegate.submit(fn, *args, **kwargs)
         if not isinstance(future, Future):
             raise TypeError(
                 "the delegate's submit() must return a concurrent.futures.Future, "
@@ -428,6 +458,9 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
         if tracer() is None:  # no span to make: the common case, inline
             return self._submit(InContext(fn, copy_context(), None), args, kwargs)
         return self._submit_in_context(self._submit, fn, args, kwargs)
+
+    # The submit whose work on a captured callable _submit does: see _taker_of.
+    _taken_by = submit
 
     @abstractmethod
     def _submit(

@@ -230,13 +230,24 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
            ``fn`` runs in a copy of the submitter's context.
         """
         if isinstance(fn, InContext):  # from a wrapper, which captured its context
-            if fn.span is None:  # the work item runs the callable in it
-                return self._submit(fn.fn, args, kwargs, fn.context)
-            return self._submit(fn, args, kwargs)  # runs itself, under its span
+            return self._take_captured(fn, args, kwargs)
         check_submittable(fn)
         if tracer() is None:
             return self._submit(fn, args, kwargs, contextvars.copy_context())
         return self._submit_captured(fn, args, kwargs)
+
+    def _take_captured(
+        self, call: InContext, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> ProxyFuture[Any]:
+        """What :meth:`submit` does with ``call``, a callable that a wrapper
+        captured, and its arguments; a wrapper around this pool calls it directly
+        (see ``_fluent_executors.wrapper``)."""
+        if call.span is None:  # the work item runs the callable in its context
+            return self._submit(call.fn, args, kwargs, call.context)
+        return self._submit(call, args, kwargs)  # runs itself, under its span
+
+    # The submit whose work on a captured callable _take_captured does.
+    _taken_by = submit
 
     def _submit(
         self,

@@ -96,8 +96,9 @@ class _RetryFuture(ProxyFuture[T]):
             self._attempt_span = fn.span
         upstream = self._executor._submit_to_delegate(fn, self._args, self._kwargs)
         executor = self._executor
-        executor._attempt_count.add()
-        if not self._attempts:  # the first: submit() returns this future
+        if self._attempts:
+            executor._later_attempt_count.add()
+        else:  # the first: submit() returns this future (and counts as an attempt)
             executor._counts.adopt(self)
         self._attempts += 1
         # No lock: _cancel_hook reads it with the upstream, which is set next
@@ -319,8 +320,9 @@ class RetryExecutor(WrapperExecutor[R]):
         self._policy = policy_of(retry_policy, kwargs)
         self._outstanding = Outstanding()
         self._cancel_at_idle = False
-        # Attempts submitted to the delegate; retries scheduled (stats())
-        self._attempt_count, self._retry_count = event_count(), event_count()
+        # Attempts submitted to the delegate after the first of their future (the
+        # first ones: the futures submitted); retries scheduled (stats())
+        self._later_attempt_count, self._retry_count = event_count(), event_count()
         self._open_metrics("retry")
 
     def _wrapper_fields(self) -> dict[str, object]:
@@ -340,9 +342,10 @@ class RetryExecutor(WrapperExecutor[R]):
         # On first use: see _fluent_executors.stats.
         from _fluent_executors.stats import RetryStats
 
+        later_attempts = self._later_attempt_count.value  # read before the firsts
         return RetryStats(
             **self._counts.fields(),
-            attempts=self._attempt_count.value,
+            attempts=self._counts.submitted + later_attempts,
             retries=self._retry_count.value,
         )
 
