@@ -579,7 +579,8 @@ def test_futures_resolved_between_rounds_are_let_go_before_the_next_round() -> N
         return math.inf  # no round until notify() or a new future
 
     tidied = threading.Event()
-    tidy = Polled.tidy
+    tidy, end_round = Polled.tidy, Polled.end_round
+    rounds_ended = threading.Semaphore(0)
 
     def tidy_and_tell(polled: Polled) -> None:
         cutting = bool(polled._gone)
@@ -587,16 +588,23 @@ def test_futures_resolved_between_rounds_are_let_go_before_the_next_round() -> N
         if cutting:
             tidied.set()
 
+    def end_round_and_tell(polled: Polled) -> None:
+        end_round(polled)
+        rounds_ended.release()
+
     executor = Executors.thread_pool(2).with_poll(poll)
     results = [Result() for _ in range(3)]
     refs = [weakref.ref(r) for r in results]
-    pending = executor.submit(int, 1)
-    futures = [executor.submit(lambda r=r: r) for r in results]
-    seen: dict[int, PollDescriptor[Result | int]] = {}
-    while len(seen) < 4:  # every future is polled, in one call or more
-        seen |= {id(d): d for d in given.get(timeout=TIMEOUT)}
+    with mock.patch.object(Polled, "end_round", end_round_and_tell):
+        pending = executor.submit(int, 1)
+        futures = [executor.submit(lambda r=r: r) for r in results]
+        seen: dict[int, PollDescriptor[Result | int]] = {}
+        while len(seen) < 4:  # every future is polled, in one call or more
+            seen |= {id(d): d for d in given.get(timeout=TIMEOUT)}
+        polls = calls
+        for _ in range(polls):  # the poll thread is out of its last round
+            assert rounds_ended.acquire(timeout=TIMEOUT)
     descriptors = [d for d in seen.values() if isinstance(d.result, Result)]
-    polls = calls
     with mock.patch.object(Polled, "tidy", tidy_and_tell):
         for descriptor in descriptors:
             descriptor.yield_result()  # from this thread: an event
