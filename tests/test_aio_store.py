@@ -388,6 +388,61 @@ async def test_a_store_outage_keeps_the_runs_pending_logs_once_and_loses_nothing
     assert any("works again" in r.getMessage() for r in caplog.records)
 
 
+class FailingRenewals:
+    """A store whose ``renew`` raises ``StoreError`` while ``failing`` is set;
+    ``failed`` is set at the second failure (renewals come from worker threads)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store, self.failing, self.failures = store, True, 0
+        self.failed = threading.Event()
+
+    def renew(self, keys: Any, lease: float) -> int:
+        if self.failing:
+            self.failures += 1
+            if self.failures == 2:
+                self.failed.set()
+            raise StoreError("the database is down")
+        return self.store.renew(keys, lease)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+async def test_no_round_begins_once_the_last_renewal_is_two_thirds_of_the_lease_old(
+    store_at: Callable[..., Store],
+) -> None:
+    lease = 0.9  # renewed every 0.3 s; after a failure, retried in 0.5 s, then 1 s
+    store = FailingRenewals(store_at())
+    polled_at: list[float] = []
+    finished: set[str] = set()
+
+    def poll(descriptors: list[PollDescriptor[Any]]) -> float:
+        polled_at.append(anyio.current_time())
+        for descriptor in descriptors:
+            if descriptor.result in finished:
+                descriptor.yield_result(descriptor.result.upper())
+        return lease / 30
+
+    executor = AsyncExecutors.inline().with_poll(
+        poll, store=store, lease=lease, default_interval=lease / 30
+    )
+    async with executor, anyio.create_task_group() as group:
+        group.start_soon(executor.run, start, "t")
+        # Written (the last renewal that succeeded) before the first poll; the
+        # renewals fail from a third of the lease on, the second a retry after
+        # two thirds: no round may begin then, until a renewal succeeds.
+        await anyio.to_thread.run_sync(store.failed.wait, TIMEOUT)
+        recovered_at = anyio.current_time()
+        store.failing = False
+        finished.add("t")
+
+    assert polled_at[-1] >= recovered_at  # rounds began again, and ended the run
+    stale = polled_at[0] + lease * 2 / 3
+    assert [t for t in polled_at if stale <= t < recovered_at] == []
+    # (trio's mock clock may jump on to more retries while the test waits)
+    assert executor.stats().store_errors == store.failures >= 2  # type: ignore[attr-defined]
+
+
 class Slow:
     """A store whose method ``slow`` waits for ``go_on`` (a threading.Event),
     having set ``entered``; ``timed_out`` says it waited in vain (whoever was to
