@@ -437,7 +437,10 @@ async def test_no_round_begins_once_the_last_renewal_is_two_thirds_of_the_lease_
         finished.add("t")
 
     assert polled_at[-1] >= recovered_at  # rounds began again, and ended the run
-    stale = polled_at[0] + lease * 2 / 3
+    # A round decided just before two thirds of the lease may call the poll
+    # function a little later on a loaded machine: a tenth of the lease allowed
+    # (without the check, polls go on every thirtieth until the recovery).
+    stale = polled_at[0] + lease * 2 / 3 + lease / 10
     assert [t for t in polled_at if stale <= t < recovered_at] == []
     # (trio's mock clock may jump on to more retries while the test waits)
     assert executor.stats().store_errors == store.failures >= 2  # type: ignore[attr-defined]
