@@ -201,7 +201,7 @@ class PollExecutor(WrapperExecutor[R]):
         except BaseException:
             counts.unadopt(future)
             raise
-        if isinstance(fn, InContext):  # made so by submit() or an outer layer
+        if isinstance(fn, InContext) and fn.span is not None:  # tracing is on
             fn = fn.task(self._name, future)
         try:
             delegate_future = self._submit_to_delegate(fn, args, kwargs)

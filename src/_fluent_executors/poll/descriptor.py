@@ -15,6 +15,8 @@ from typing import Any, Generic, Protocol, TypeVar, overload
 
 from ..proxy import ProxyFuture, outcome
 from ..public import publish
+from ..resolvable import DONE
+from ..stdlib_compat import FINISHED
 from ..wrapper import check_non_negative
 from .core import PollEntry
 
@@ -90,7 +92,7 @@ class PollFuture(ProxyFuture[T]):
     def enter_polling(self, descriptor: PollDescriptor[T]) -> bool:
         """``descriptor`` is its own from now; ``False`` if it is done already
         (cancelled meanwhile): it is not polled."""
-        if self.done():  # (rechecked as it is taken in)
+        if self._state in DONE:  # (rechecked as it is taken in)
             return False
         self._descriptor = descriptor
         # The delegate's future is needed no more: cancel() reads the result
@@ -122,11 +124,19 @@ class PollFuture(ProxyFuture[T]):
     # -- ProxyFuture -----------------------------------------------------------------
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
-        cancelled, exception, result = outcome(upstream)
-        if cancelled or exception is not None:
-            self._try_copy(upstream)
+        # (The common case, the library pool's future succeeded, without a call)
+        if (
+            isinstance(upstream, ProxyFuture)
+            and upstream._state == FINISHED
+            and upstream._exception is None
+        ):
+            result = upstream._result
         else:
-            self._poller.start_polling(self, PollDescriptor(self, result))
+            cancelled, exception, result = outcome(upstream)
+            if cancelled or exception is not None:
+                self._try_copy(upstream)
+                return
+        self._poller.start_polling(self, PollDescriptor(self, result))
 
     def _on_resolved(self) -> None:
         descriptor, self._descriptor = self._descriptor, None  # no reference cycle
@@ -203,7 +213,9 @@ class PollDescriptor(PollEntry[PollFuture[T]], Generic[T]):
 
         Does nothing if the future is already resolved or cancelled.
         """
-        self._future._try_set_result(self._result if result is _OMITTED else result)
+        self._future._try_resolve(
+            FINISHED, self._result if result is _OMITTED else result, None, "add_result"
+        )
 
     def yield_exception(
         self, exception: BaseException, traceback: TracebackType | None = None

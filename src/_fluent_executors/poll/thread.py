@@ -132,19 +132,22 @@ class PollThread(DriverBase):
         if not future.enter_polling(descriptor):  # cancelled meanwhile
             return
         keeper = self.keeper
-        queued = HELD if keeper is None else keeper.arrived(descriptor)
-        if keeper is not None and future.done():
-            # Cancelled between enter_polling() and arrived(): its forget() found
-            # nothing to drop, so this one drops the record (idempotent).
-            if keeper.forget(descriptor):
+        if keeper is None:
+            self._arrive(descriptor)
+        else:
+            queued = keeper.arrived(descriptor)
+            if future.done():
+                # Cancelled between enter_polling() and arrived(): its forget()
+                # found nothing to drop, so this one drops the record (idempotent).
+                if keeper.forget(descriptor):
+                    with self._cond:
+                        self._cond.notify()
+                return
+            if queued == WAKE:  # the poll thread writes its record, then polls it
                 with self._cond:
                     self._cond.notify()
-            return
-        if queued == WAKE:  # the poll thread writes its record, then polls it
-            with self._cond:
-                self._cond.notify()
-        elif queued == HELD:
-            self._arrive(descriptor)
+            elif queued == HELD:
+                self._arrive(descriptor)
         # It was running on the delegate when shutdown cancelled it, and that
         # cancel() was refused. It may still be in progress, its hook having looked
         # before the future entered polling: a plain cancel() here would then be
