@@ -159,12 +159,17 @@ def publish_durably(
             answer (the store keeps the answer, and resume() gives it back)."""
             nonlocal published
             journal.start(object_id)  # from here to the record: the crash window
-            task = client.publish(object_id)
-            with lock:
-                published += 1
-                crash = published == crash_after
-            if crash:
-                os.kill(os.getpid(), signal.SIGKILL)
+            if crash_after is None:
+                task = client.publish(object_id)
+            else:
+                # One request at a time, so that none is in flight at the kill:
+                # the service has then seen every publish of this process, which
+                # crash_and_resume() counts as soon as the process is gone.
+                with lock:
+                    task = client.publish(object_id)
+                    published += 1
+                    if published == crash_after:
+                        os.kill(os.getpid(), signal.SIGKILL)
             return PublishedTask(task_id=task["task_id"], object_id=object_id)
 
         poll_executor = Executors.thread_pool(
