@@ -213,7 +213,7 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     )
 
 
-Taker = Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Future[Any]]
+Taker = Callable[[InContext, tuple[Any, ...], dict[str, Any]], Future[Any]]
 
 
 def _taker_of(delegate: Executor) -> Taker | None:
@@ -308,7 +308,7 @@ class DelegatingExecutor(FluentExecutor[R]):
         takes = self._delegate_takes
         if (
             takes is not None
-            and type(fn) is InContext
+            and isinstance(fn, InContext)
             and "submit" not in delegate.__dict__  # no spy patched onto it
         ):
             return takes(fn, args, kwargs)
@@ -464,9 +464,10 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
 
     @abstractmethod
     def _submit(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, fn: InContext, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[Any]:
-        """Do the work of :meth:`submit` for a callable ``fn``. ``args`` and
-        ``kwargs`` are ``submit``'s own (no copies): pass them on as they are, or
-        unpacked.
+        """Do the work of :meth:`submit` for a callable ``fn``, captured in its
+        submitter's context (by :meth:`submit`, or by an outer layer). ``args``
+        and ``kwargs`` are ``submit``'s own (no copies): pass them on as they
+        are, or unpacked.
         """
