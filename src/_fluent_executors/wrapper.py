@@ -26,6 +26,13 @@ F = TypeVar("F")
 P = ParamSpec("P")
 
 
+# What a work item or a retry future keeps as the keyword arguments of a callable
+# that has none, rather than the empty dict that submit got: from Python 3.14 on,
+# an empty dict is tracked by the garbage collector, one more object per future in
+# flight. Never changed: the callable is called with **NO_KWARGS, a copy.
+NO_KWARGS: dict[str, Any] = {}
+
+
 def check_delegate(delegate: object) -> Executor:
     """Return ``delegate``, an executor; raise ``TypeError`` unless it looks like
     one (a ``Delegate[R]`` of the type checkers is any object with an executor's

@@ -27,6 +27,7 @@ from _fluent_executors.scheduler import TimerHandle, call_later
 from _fluent_executors.stdlib_compat import FINISHED, LOCK_FREE
 from _fluent_executors.tracing import InContext, end_attempt
 from _fluent_executors.wrapper import (
+    NO_KWARGS,
     WrapperExecutor,
     check_submittable,
     shutdown_delegate,
@@ -77,7 +78,7 @@ class _RetryFuture(ProxyFuture[T]):
         # first attempt passes on and then drops (one object less per future in
         # flight for the garbage collector to walk), but what it holds.
         self._fn, self._context, self._span = call.fn, call.context, call.span
-        self._args, self._kwargs = args, kwargs
+        self._args, self._kwargs = args, kwargs or NO_KWARGS
         self._attempts = 0
         self._started = _clock.monotonic()
         self._timer: TimerHandle | None = None  # set while waiting for a retry
