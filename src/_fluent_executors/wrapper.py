@@ -26,6 +26,13 @@ F = TypeVar("F")
 P = ParamSpec("P")
 
 
+# What a work item or a retry future keeps as the keyword arguments of a callable
+# that has none, rather than the empty dict that submit got: from Python 3.14 on,
+# an empty dict is tracked by the garbage collector, one more object per future in
+# flight. Never changed: the callable is called with **NO_KWARGS, a copy.
+NO_KWARGS: dict[str, Any] = {}
+
+
 def check_delegate(delegate: object) -> Executor:
     """Return ``delegate``, an executor; raise ``TypeError`` unless it looks like
     one (a ``Delegate[R]`` of the type checkers is any object with an executor's
@@ -213,7 +220,7 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
     )
 
 
-Taker = Callable[[Callable[..., Any], tuple[Any, ...], dict[str, Any]], Future[Any]]
+Taker = Callable[[InContext, tuple[Any, ...], dict[str, Any]], Future[Any]]
 
 
 def _taker_of(delegate: Executor) -> Taker | None:
@@ -308,7 +315,7 @@ class DelegatingExecutor(FluentExecutor[R]):
         takes = self._delegate_takes
         if (
             takes is not None
-            and type(fn) is InContext
+            and isinstance(fn, InContext)
             and "submit" not in delegate.__dict__  # no spy patched onto it
         ):
             return takes(fn, args, kwargs)
@@ -464,9 +471,10 @@ class WrapperExecutor(DelegatingExecutor[R], metaclass=ABCMeta):
 
     @abstractmethod
     def _submit(
-        self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+        self, fn: InContext, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[Any]:
-        """Do the work of :meth:`submit` for a callable ``fn``. ``args`` and
-        ``kwargs`` are ``submit``'s own (no copies): pass them on as they are, or
-        unpacked.
+        """Do the work of :meth:`submit` for a callable ``fn``, captured in its
+        submitter's context (by :meth:`submit`, or by an outer layer). ``args``
+        and ``kwargs`` are ``submit``'s own (no copies): pass them on as they
+        are, or unpacked.
         """

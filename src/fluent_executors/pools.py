@@ -15,7 +15,7 @@ from _fluent_executors.library_pool import LibraryPool, check_max_workers
 from _fluent_executors.proxy import ProxyFuture
 from _fluent_executors.stdlib_compat import FINISHED, OWN_POOL_ITEMS
 from _fluent_executors.tracing import InContext, tracer
-from _fluent_executors.wrapper import check_name, check_submittable
+from _fluent_executors.wrapper import NO_KWARGS, check_name, check_submittable
 
 __all__ = ["ThreadPoolExecutor"]  # and ProcessPoolExecutor, imported on first use
 
@@ -275,7 +275,9 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
             counts = self._counts
             counts.adopt(future)  # refused submits are not counted
             # (The standard queue's type names the standard work item.)
-            item: Any = _WorkItem(future, fn, args, kwargs, counts, context)
+            item: Any = _WorkItem(
+                future, fn, args, kwargs or NO_KWARGS, counts, context
+            )
             self._work_queue.put(item)
             try:
                 self._adjust_thread_count()  # a worker, unless an idle one takes it

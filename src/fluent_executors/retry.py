@@ -27,6 +27,7 @@ from _fluent_executors.scheduler import TimerHandle, call_later
 from _fluent_executors.stdlib_compat import FINISHED, LOCK_FREE
 from _fluent_executors.tracing import InContext, end_attempt
 from _fluent_executors.wrapper import (
+    NO_KWARGS,
     WrapperExecutor,
     check_submittable,
     shutdown_delegate,
@@ -66,14 +67,18 @@ class _RetryFuture(ProxyFuture[T]):
         self,
         executor: RetryExecutor[Any],
         policy: RetryPolicy,
-        fn: Callable[..., T],
+        call: InContext,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> None:
         super().__init__()
         self._executor = executor
         self._policy = policy
-        self._fn, self._args, self._kwargs = fn, args, kwargs
+        # What the attempts after the first run: not ``call`` itself, which the
+        # first attempt passes on and then drops (one object less per future in
+        # flight for the garbage collector to walk), but what it holds.
+        self._fn, self._context, self._span = call.fn, call.context, call.span
+        self._args, self._kwargs = args, kwargs or NO_KWARGS
         self._attempts = 0
         self._started = _clock.monotonic()
         self._timer: TimerHandle | None = None  # set while waiting for a retry
@@ -84,17 +89,23 @@ class _RetryFuture(ProxyFuture[T]):
         # Cleared by the executor's _submit.
         self._in_submit = True
 
-    def _submit_attempt(self) -> None:
-        """Submit the callable to the delegate once more.
+    def _submit_attempt(self, first: InContext | None = None) -> None:
+        """Submit the callable to the delegate once more: ``first``, the callable
+        as ``submit`` got it, for the first attempt; ``None`` for a later one.
 
         Raises:
             Exception: whatever the delegate's ``submit`` raises.
         """
-        fn = self._fn
-        if isinstance(fn, InContext) and (self._attempts or fn.span is not None):
-            fn = fn.again(self._attempts + 1)
-            self._attempt_span = fn.span
-        upstream = self._executor._submit_to_delegate(fn, self._args, self._kwargs)
+        if first is None:  # a later attempt
+            call = InContext(self._fn, self._context, self._span)
+            call = call.again(self._attempts + 1)
+            self._attempt_span = call.span
+        elif first.span is not None:  # the first, with tracing on
+            call = first.again(1)
+            self._attempt_span = call.span
+        else:
+            call = first
+        upstream = self._executor._submit_to_delegate(call, self._args, self._kwargs)
         executor = self._executor
         if self._attempts:
             executor._later_attempt_count.add()
@@ -408,18 +419,18 @@ class RetryExecutor(WrapperExecutor[R]):
 
     def _submit(
         self,
-        fn: Callable[..., T],
+        fn: InContext,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
         retry_policy: RetryPolicy | None = None,
-    ) -> ProxyFuture[T]:
+    ) -> ProxyFuture[Any]:
         """Submit the first attempt, retried as ``retry_policy`` decides (default:
         the executor's)."""
         policy = self._policy if retry_policy is None else retry_policy
-        future = _RetryFuture(self, policy, fn, args, kwargs)
+        future: _RetryFuture[Any] = _RetryFuture(self, policy, fn, args, kwargs)
         self._outstanding.add(future)
         try:
-            future._submit_attempt()
+            future._submit_attempt(fn)
         except BaseException:
             self._forget(future)
             raise
