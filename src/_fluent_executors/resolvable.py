@@ -100,14 +100,17 @@ class ResolvableFuture(Future[T]):
         super().__init_subclass__(**kwargs)
         cls._has_on_resolved = cls._on_resolved is not ResolvableFuture._on_resolved
 
-    def __init__(self) -> None:
+    def __init__(self, lock: threading.RLock | None = None) -> None:
         # Every field set here, ProxyFuture's too, even those that may never
         # change: an attribute that an instance sets later is slower to set and to
         # read. Future.__init__ is not called (see above).
         # Re-entrant, as the standard Future's: a signal handler that cancels or
         # resolves the future while its thread holds the lock (inside wait(), say)
-        # must not deadlock.
-        lock = self._lock = RLock()
+        # must not deadlock. Or ``lock``: that of the one future this one will
+        # follow (see proxy.shared_lock).
+        if lock is None:
+            lock = RLock()
+        self._lock = lock
         if LIGHT_FUTURES:
             # What wait() and as_completed() take (see above); a type checker
             # reads Future's Condition, of which they use acquire, release and

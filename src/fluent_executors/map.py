@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, cast, overload
 
 from _fluent_executors.logging import trace
-from _fluent_executors.proxy import ProxyFuture, outcome
+from _fluent_executors.proxy import ProxyFuture, outcome, shared_lock
 from _fluent_executors.stdlib_compat import FINISHED
 from _fluent_executors.wrapper import WrapperExecutor, check_callable
 
@@ -70,7 +71,9 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
     def _mapped(self, upstream: Future[Any]) -> ProxyFuture[U]:
         """A future of this executor of the mapped outcome of ``upstream``, the
         delegate's."""
-        future: _MappingFuture[Mapped, U] = self._future_type(self)
+        future: _MappingFuture[Mapped, U] = self._future_type(
+            self, shared_lock(upstream)
+        )
         self._counts.adopt(future)
         future._follow(upstream)
         return future
@@ -80,8 +83,10 @@ class _MappingFuture(ProxyFuture[U], Generic[Mapped, U], metaclass=ABCMeta):
     """Maps the outcome of the delegate's future, then resolves with what
     :meth:`_on_mapped` makes of the mapped value."""
 
-    def __init__(self, executor: _MappingExecutor[Mapped, U]) -> None:
-        super().__init__()
+    def __init__(
+        self, executor: _MappingExecutor[Mapped, U], lock: threading.RLock | None
+    ) -> None:
+        super().__init__(lock)
         self._executor = executor
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
@@ -123,8 +128,10 @@ class _MapFuture(_MappingFuture[U, U]):
 
 
 class _FlatMapFuture(_MappingFuture["Future[U]", U]):
-    def __init__(self, executor: _MappingExecutor[Future[U], U]) -> None:
-        super().__init__(executor)
+    def __init__(
+        self, executor: _MappingExecutor[Future[U], U], lock: threading.RLock | None
+    ) -> None:
+        super().__init__(executor, lock)
         self._mapped: Future[U] | None = None  # the future that fn returned
 
     def _on_upstream_done(self, upstream: Future[Any]) -> None:

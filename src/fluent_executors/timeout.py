@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
@@ -12,7 +13,7 @@ from _fluent_executors.counts import event_count
 from _fluent_executors.errors import TimeoutCancelledError
 from _fluent_executors.fluent import Delegate, R, SameResult
 from _fluent_executors.logging import trace
-from _fluent_executors.proxy import ProxyFuture
+from _fluent_executors.proxy import ProxyFuture, shared_lock
 from _fluent_executors.scheduler import DeadlineQueue, TimerHandle, call_later
 from _fluent_executors.wrapper import (
     WrapperExecutor,
@@ -37,8 +38,13 @@ class _TimeoutFuture(ProxyFuture[T]):
     _deadlines: DeadlineQueue | None = None
     _timer: TimerHandle | None = None
 
-    def __init__(self, executor: TimeoutExecutor[Any], timeout: float) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        executor: TimeoutExecutor[Any],
+        timeout: float,
+        lock: threading.RLock | None,
+    ) -> None:
+        super().__init__(lock)
         self._executor = executor
         self._timeout = timeout
 
@@ -226,7 +232,7 @@ class TimeoutExecutor(WrapperExecutor[R]):
     def _timed(self, upstream: Future[T], timeout: float) -> ProxyFuture[T]:
         """A future of this executor following ``upstream``, the delegate's,
         cancelled after ``timeout`` seconds if not done."""
-        future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout)
+        future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout, shared_lock(upstream))
         shared = timeout == self._timeout and timeout < math.inf
         if shared:  # the executor's own timeout: its FIFO of deadlines
             future._deadlines = self._deadlines  # before it can resolve
