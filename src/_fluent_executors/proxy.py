@@ -4,7 +4,6 @@ standard future API over one lock)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Generator
 from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
@@ -32,25 +31,6 @@ def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
         if state in CANCELLED_STATES:
             return True, None, None  # type: ignore[return-value]
     return done_outcome(future)
-
-
-def shared_lock(upstream: Future[Any]) -> threading.RLock | None:
-    """The lock for a new future that will follow ``upstream`` and nothing else: a
-    future of the library shares its upstream's lock (``None``: a lock of its own).
-
-    The two are resolved one after the other and cancelled down the chain, never
-    one under the other's lock, so one lock (re-entrant) serves both: a map or
-    timeout future, and the futures of the layers it follows down to the next one
-    made before its upstream (a retry future's attempt), hold one lock, not one
-    each. Fewer objects to make and for the garbage collector to track: at
-    100,000 futures in flight the collector takes a third of a chain's time.
-
-    Only the outermost future of a chain reaches the user, so
-    :func:`concurrent.futures.wait` and ``as_completed``, which take the lock of
-    every future they are given in turn, are never given two futures of one
-    lock and another thread's futures of the same locks in the other order.
-    """
-    return upstream._lock if isinstance(upstream, ProxyFuture) else None
 
 
 class ProxyFuture(ResolvableFuture[T]):

@@ -107,7 +107,7 @@ class ResolvableFuture(Future[T]):
         # Re-entrant, as the standard Future's: a signal handler that cancels or
         # resolves the future while its thread holds the lock (inside wait(), say)
         # must not deadlock. Or ``lock``: that of the one future this one will
-        # follow (see proxy.shared_lock).
+        # follow (see wrapper.DelegatingExecutor._lock_to_share).
         if lock is None:
             lock = RLock()
         self._lock = lock

@@ -10,7 +10,7 @@ from concurrent.futures import Executor, Future
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar, cast, overload
 
 from _fluent_executors.logging import trace
-from _fluent_executors.proxy import ProxyFuture, outcome, shared_lock
+from _fluent_executors.proxy import ProxyFuture, outcome
 from _fluent_executors.stdlib_compat import FINISHED
 from _fluent_executors.wrapper import WrapperExecutor, check_callable
 
@@ -72,7 +72,7 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
         """A future of this executor of the mapped outcome of ``upstream``, the
         delegate's."""
         future: _MappingFuture[Mapped, U] = self._future_type(
-            self, shared_lock(upstream)
+            self, self._lock_to_share(upstream)
         )
         self._counts.adopt(future)
         future._follow(upstream)

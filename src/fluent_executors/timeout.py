@@ -13,7 +13,7 @@ from _fluent_executors.counts import event_count
 from _fluent_executors.errors import TimeoutCancelledError
 from _fluent_executors.fluent import Delegate, R, SameResult
 from _fluent_executors.logging import trace
-from _fluent_executors.proxy import ProxyFuture, shared_lock
+from _fluent_executors.proxy import ProxyFuture
 from _fluent_executors.scheduler import DeadlineQueue, TimerHandle, call_later
 from _fluent_executors.wrapper import (
     WrapperExecutor,
@@ -232,7 +232,9 @@ class TimeoutExecutor(WrapperExecutor[R]):
     def _timed(self, upstream: Future[T], timeout: float) -> ProxyFuture[T]:
         """A future of this executor following ``upstream``, the delegate's,
         cancelled after ``timeout`` seconds if not done."""
-        future: _TimeoutFuture[T] = _TimeoutFuture(self, timeout, shared_lock(upstream))
+        future: _TimeoutFuture[T] = _TimeoutFuture(
+            self, timeout, self._lock_to_share(upstream)
+        )
         shared = timeout == self._timeout and timeout < math.inf
         if shared:  # the executor's own timeout: its FIFO of deadlines
             future._deadlines = self._deadlines  # before it can resolve
