@@ -34,9 +34,11 @@
 #                                   and the submitter's context carried to the work
 #   proxy scheduler clock errors    ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
-#   resolvable waiters              ProxyFuture's base: the standard future API
+#   resolvable waiters handoff      ProxyFuture's base: the standard future API
 #                                   over one lock, resolved once; what it holds
-#                                   of waiters and done callbacks
+#                                   of waiters and done callbacks; what the
+#                                   library's thread pool runs a poll future's
+#                                   call for, in place of a future of its own
 #   callbacks bounded_map           running users' callbacks (contained, flat);
 #                                   Executor.map with buffersize, on every Python
 #   logging                         the contained logger; per-future records (TRACE)

@@ -47,6 +47,7 @@ from .stdlib_compat import LOCK_FREE, done_failure
 if TYPE_CHECKING:
     import asyncio
 
+    from .handoff import Handoff
     from .proxy import ProxyFuture
     from .resolvable import ResolvableFuture
     from .stats import ExecutorStats
@@ -98,9 +99,10 @@ class Counts:
 
     # -- futures ----------------------------------------------------------------------
 
-    def adopt(self, future: ProxyFuture[Any]) -> None:
+    def adopt(self, future: ProxyFuture[Any] | Handoff) -> None:
         """Count ``future``, a future of the library that ``submit`` is about to
-        return, as submitted; it counts itself as done when resolved.
+        return (or a pool's handoff of a call, see :mod:`_fluent_executors.handoff`),
+        as submitted; it counts itself as done when resolved.
 
         Call it before any other thread can see the future (before it follows the
         delegate's future), and before it can be resolved.
@@ -112,7 +114,7 @@ class Counts:
             metrics.submitted()
             future._tracked_since = time.perf_counter()
 
-    def unadopt(self, future: ProxyFuture[Any]) -> None:
+    def unadopt(self, future: ProxyFuture[Any] | Handoff) -> None:
         """Undo :meth:`adopt` for a future that no other thread has seen, and that
         ``submit`` does not return after all (it refused the callable)."""
         self.submitted -= 1
@@ -167,7 +169,7 @@ class Counts:
         self.ended(not cancelled and future.exception() is not None, cancelled)
         self._record(since, future)
 
-    def record_end(self, future: ResolvableFuture[Any]) -> None:
+    def record_end(self, future: ResolvableFuture[Any] | Handoff) -> None:
         """Record the metrics of ``future``, resolved and counted already; called
         by it, once, while metrics are on."""
         self._record(future._tracked_since, future)
@@ -247,11 +249,11 @@ class LockedCounts(Counts):
 
     __slots__ = ()
 
-    def adopt(self, future: ProxyFuture[Any]) -> None:
+    def adopt(self, future: ProxyFuture[Any] | Handoff) -> None:
         with self._lock:
             super().adopt(future)
 
-    def unadopt(self, future: ProxyFuture[Any]) -> None:
+    def unadopt(self, future: ProxyFuture[Any] | Handoff) -> None:
         with self._lock:
             super().unadopt(future)
 

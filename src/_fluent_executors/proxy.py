@@ -9,6 +9,7 @@ from concurrent.futures import CancelledError, Future
 from typing import Any, TypeVar
 
 from .callbacks import run_flat
+from .handoff import Handoff
 from .public import publish
 from .resolvable import CANCELLED_STATES, DONE, ResolvableFuture
 from .stdlib_compat import FINISHED, RUNNING, done_outcome
@@ -19,11 +20,12 @@ T = TypeVar("T")
 def outcome(future: Future[T]) -> tuple[bool, BaseException | None, T]:
     """Return ``(cancelled, exception, result)`` of the done ``future``.
 
-    A :class:`ProxyFuture` is read without taking its lock (a done future never
-    changes); any other future as ``stdlib_compat.done_outcome`` reads it.
+    A :class:`ProxyFuture` or a :class:`~_fluent_executors.handoff.Handoff` is
+    read without taking its lock (a done future never changes); any other future
+    as ``stdlib_compat.done_outcome`` reads it.
     ``result`` is ``None`` if it is cancelled or failed.
     """
-    if isinstance(future, ProxyFuture):
+    if isinstance(future, (ProxyFuture, Handoff)):
         state = future._state
         # (No typing.cast: a call at run time, and this runs per future per layer)
         if state == FINISHED:  # _result is a T unless there is an _exception

@@ -221,6 +221,10 @@ def _accepts_cancel_futures(delegate: Executor) -> bool:
 
 
 Taker = Callable[[InContext, tuple[Any, ...], dict[str, Any]], Future[Any]]
+# The library's thread pool's _take_captured_for: the call, for the future given.
+TakerFor = Callable[
+    [ProxyFuture[Any], InContext, tuple[Any, ...], dict[str, Any]], None
+]
 
 
 def _taker_of(delegate: Executor) -> Taker | None:
@@ -260,6 +264,13 @@ class DelegatingExecutor(FluentExecutor[R]):
         check_logger(logger)
         self._delegate = executor
         self._delegate_takes = _taker_of(executor)
+        # Where the delegate is the library's thread pool, called directly: what
+        # runs a call for a future of this executor without a pool future.
+        self._delegate_takes_for: TakerFor | None = (
+            None
+            if self._delegate_takes is None or isinstance(executor, WrapperExecutor)
+            else getattr(executor, "_take_captured_for", None)
+        )
         self._name = name
         # The module of the concrete class: fluent_executors.poll, .retry, ...
         self._logger = ContainedLogger(
@@ -354,6 +365,34 @@ class DelegatingExecutor(FluentExecutor[R]):
                 f"got {type(future).__name__}"
             )
         return future
+
+    def _submit_to_delegate_for(
+        self,
+        follower: ProxyFuture[Any],
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """Submit ``fn(*args, **kwargs)`` to the delegate, and have ``follower``,
+        a new future of this executor that follows nothing else, follow it.
+
+        Where the delegate is the library's thread pool, called directly, the pool
+        runs the call for ``follower`` with no future of its own (see
+        :mod:`_fluent_executors.handoff`); any other delegate's future is
+        followed.
+
+        Raises:
+            TypeError, Exception: as :meth:`_submit_to_delegate`.
+        """
+        takes_for = self._delegate_takes_for
+        if (
+            takes_for is not None
+            and isinstance(fn, InContext)
+            and "submit" not in self._delegate.__dict__  # no spy patched onto it
+        ):
+            takes_for(follower, fn, args, kwargs)
+        else:
+            follower._follow(self._submit_to_delegate(fn, args, kwargs))
 
     # Whether submit() makes a call span, with tracing on; a poll executor makes a
     # task span instead, whether it is the outermost layer or not.

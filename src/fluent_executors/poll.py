@@ -204,11 +204,10 @@ class PollExecutor(WrapperExecutor[R]):
         if isinstance(fn, InContext) and fn.span is not None:  # tracing is on
             fn = fn.task(self._name, future)
         try:
-            delegate_future = self._submit_to_delegate(fn, args, kwargs)
+            self._submit_to_delegate_for(future, fn, args, kwargs)
         except BaseException as error:
             future.fail(error)  # counted as failed; forgotten
             raise
-        future._follow(delegate_future)
         return future
 
     def attach(self, result: T) -> ProxyFuture[T]:

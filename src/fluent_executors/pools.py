@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from _fluent_executors.counts import Counts, open_counts
+from _fluent_executors.handoff import Handoff
 from _fluent_executors.library_pool import LibraryPool, check_max_workers
 from _fluent_executors.proxy import ProxyFuture
 from _fluent_executors.stdlib_compat import FINISHED, OWN_POOL_ITEMS
@@ -65,7 +66,7 @@ class _WorkItem:
 
     def __init__(
         self,
-        future: ProxyFuture[Any],
+        future: ProxyFuture[Any] | Handoff,
         fn: Callable[..., Any],
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
@@ -249,6 +250,29 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
     # The submit whose work on a captured callable _take_captured does.
     _taken_by = submit
 
+    def _take_captured_for(
+        self,
+        follower: ProxyFuture[Any],
+        call: InContext,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> None:
+        """:meth:`_take_captured`, for ``follower``, the one future of the library
+        that will follow the call and nothing else (a poll future; see
+        ``wrapper.DelegatingExecutor._submit_to_delegate_for``): it follows the
+        call's :class:`~_fluent_executors.handoff.Handoff`, which the work item
+        resolves in place of a future of the pool. Where the pool takes the
+        standard submit, it follows the pool's future."""
+        if not self._own_items:
+            follower._follow(self._take_captured(call, args, kwargs))
+            return
+        handoff = Handoff(follower)
+        follower._upstream = handoff  # before any worker can run the call
+        if call.span is None:  # the work item runs the callable in its context
+            self._queue(handoff, call.fn, args, kwargs, call.context)
+        else:
+            self._queue(handoff, call, args, kwargs, None)  # runs under its span
+
     def _submit(
         self,
         fn: Callable[..., T],
@@ -263,6 +287,25 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 fn = InContext(fn, context, None)
             return super()._submit(fn, args, kwargs)
         future: ProxyFuture[T] = ProxyFuture()
+        self._queue(future, fn, args, kwargs, context)
+        return future
+
+    def _queue(
+        self,
+        future: ProxyFuture[Any] | Handoff,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        context: contextvars.Context | None,
+    ) -> None:
+        """Queue a work item of ``fn(*args, **kwargs)`` that resolves ``future``,
+        counted in the pool's stats, and start a worker if none is idle.
+
+        Raises:
+            RuntimeError: the pool is shut down, or the interpreter is; or no worker
+                is alive and none could be started (``future`` is cancelled then).
+            concurrent.futures.thread.BrokenThreadPool: an initializer failed.
+        """
         with self._shutdown_lock, _thread._global_shutdown_lock:
             if self._broken:
                 raise _thread.BrokenThreadPool(self._broken)
@@ -283,13 +326,15 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 self._adjust_thread_count()  # a worker, unless an idle one takes it
             except BaseException:  # "can't start new thread": out of threads
                 if self._threads:  # the workers alive run it in their turn
-                    return future
+                    return
                 # None would: the item stays queued, and a worker started by the
                 # next submit skips it; this submit raises.
                 counts.unadopt(future)
-                future.cancel()
+                if isinstance(future, Handoff):
+                    future.withdraw()  # its follower fails with the error raised
+                else:
+                    future.cancel()
                 raise
-        return future
 
 
 def __getattr__(name: str) -> object:

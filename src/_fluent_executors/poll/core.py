@@ -182,7 +182,7 @@ class PollCore(Generic[E]):
 
     def __len__(self) -> int:
         """The number of descriptors taken in whose future is not done."""
-        return len(self._polled)
+        return self._polled.count
 
     # -- futures coming and going ----------------------------------------------------
 
@@ -198,9 +198,9 @@ class PollCore(Generic[E]):
         entry._since = entry._last_polled = now
         # Looked at before and after the append: the driver may take it in
         # meanwhile.
-        at_once = not self._polled or not self._cadenced
+        at_once = not self._polled.count or not self._cadenced
         self._arrivals.append(entry)
-        return at_once or self._deadline is None or not self._polled
+        return at_once or self._deadline is None or not self._polled.count
 
     def admit(self, *, if_idle: bool = False) -> bool:
         """Take the arrivals in; with ``if_idle``, only poll them at once if
@@ -214,7 +214,7 @@ class PollCore(Generic[E]):
         """
         idle = (
             not if_idle
-            or not self._polled
+            or not self._polled.count
             or self._deadline is None
             or not self._cadenced
         )
@@ -307,7 +307,7 @@ class PollCore(Generic[E]):
 
     def due(self, now: float) -> bool:
         """Whether a round is due at ``now``."""
-        if not self._polled:
+        if not self._polled.count:
             return False
         if self._wake:
             return True
@@ -316,7 +316,7 @@ class PollCore(Generic[E]):
     def wait_timeout(self, now: float) -> float | None:
         """Seconds to sleep from ``now`` until the next round (``None``: until
         woken)."""
-        if not self._polled or self._deadline is None:
+        if not self._polled.count or self._deadline is None:
             return None
         return max(self._deadline - now, 0.0)
 

@@ -13,6 +13,7 @@ from concurrent.futures import CancelledError, Future
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, overload
 
+from ..handoff import Handoff
 from ..proxy import ProxyFuture, outcome
 from ..public import publish
 from ..resolvable import DONE
@@ -126,7 +127,7 @@ class PollFuture(ProxyFuture[T]):
     def _on_upstream_done(self, upstream: Future[Any]) -> None:
         # (The common case, the library pool's future succeeded, without a call)
         if (
-            isinstance(upstream, ProxyFuture)
+            isinstance(upstream, (ProxyFuture, Handoff))
             and upstream._state == FINISHED
             and upstream._exception is None
         ):

@@ -147,13 +147,13 @@ class Polled(Generic[E]):
     """
 
     __slots__ = (
-        "_count",
         "_gone",
         "_in_round",
         "_next_slot",
         "_recover",
         "_round",
         "_taken",
+        "count",
     )
 
     def __init__(self, recover: Callable[[], Iterable[E]]) -> None:
@@ -163,19 +163,20 @@ class Polled(Generic[E]):
         self._gone: list[int] = []  # slots of done ones, in _round or _taken
         self._next_slot = 0
         # How many are polled: one field, which start_polling reads without the
-        # lock (the lengths of the lists change one after the other).
-        self._count = 0
+        # lock (the lengths of the lists change one after the other), and the
+        # core reads as a field (len() would call __len__: two calls per arrival).
+        self.count = 0
         self._in_round = False  # the poll function holds _round
 
     def __len__(self) -> int:
-        return self._count
+        return self.count
 
     def add(self, descriptor: E) -> None:
         """Take ``descriptor`` in: it joins the next round."""
         descriptor._slot = self._next_slot
         self._next_slot += 1
         self._taken.append(descriptor)
-        self._count += 1
+        self.count += 1
 
     def discard(self, descriptor: E) -> bool:
         """Drop ``descriptor``, whose future is done (nothing if it was never
@@ -190,10 +191,10 @@ class Polled(Generic[E]):
         descriptor._gone = True
         gone = self._gone
         gone.append(descriptor._slot)
-        self._count -= 1
+        self.count -= 1
         if self._in_round:
             return False  # end_round cuts it out
-        if not self._count:  # none left: nothing to cut out from
+        if not self.count:  # none left: nothing to cut out from
             self._round, self._taken, self._gone = _RoundList(), [], []
             return False
         return len(gone) == 1
@@ -228,7 +229,7 @@ class Polled(Generic[E]):
         saved = self._round.original
         if saved is not None:
             self._round = saved
-        elif len(self._round) != self._count + len(self._gone) - len(self._taken):
+        elif len(self._round) != self.count + len(self._gone) - len(self._taken):
             self._rebuild()  # changed behind the list's methods
             return
         elif _refcount is None or _refcount(self._round) > _ONLY_A_FIELD:
@@ -273,4 +274,4 @@ class Polled(Generic[E]):
         live = [d for d in self._recover() if d._slot >= 0 and not d._gone]
         self._round = _RoundList(sorted(live, key=_SLOT))
         self._taken, self._gone = [], []
-        self._count = len(self._round)
+        self.count = len(self._round)

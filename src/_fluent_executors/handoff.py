@@ -1,0 +1,163 @@
+"""Handoff: what the library's thread pool runs a call for, in place of a future of
+its own, where the one future that will follow it is known as the call is queued
+(a poll future over the pool, called directly).
+
+A pool future that only one follower ever sees costs a whole future per call: its
+fields, its lock, its resolving and its done callback, and at 64,000 poll futures
+outstanding about a quarter of the poll executor's time per future (``bench/
+poll_scale.py``, Python 3.14). A handoff keeps what the follower and the pool read
+of it: its state (queued, running, done), its outcome, and the pool's count of it.
+It takes the follower's lock and hands its outcome to the follower at once, by a
+direct call of its ``_on_upstream_done``; it has no waiters and no done callbacks,
+as nobody else holds it.
+
+Who calls what: the pool's work item calls :meth:`set_running_or_notify_cancel`
+and then :meth:`Handoff._try_resolve`, as on a future of the pool; the pool's
+``shutdown(cancel_futures=True)`` calls :meth:`cancel` and a failed initializer
+:meth:`set_exception`, as on any future of the pool (and a submit that could
+start no worker :meth:`withdraw`); the follower reads
+:meth:`running`, :meth:`done` and the outcome, and calls :meth:`cancel` from its
+cancel hook. A cancel or an outcome from any of them reaches the follower once.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import CancelledError, Future
+from typing import TYPE_CHECKING, Any
+
+from .callbacks import run_flat
+from .stdlib_compat import CANCELLED_AND_NOTIFIED, FINISHED, PENDING, RUNNING
+
+if TYPE_CHECKING:
+    from .counts import Counts
+    from .proxy import ProxyFuture
+
+
+class Handoff(Future[Any]):
+    """The pool's side of a call that it runs for ``follower``, a future of the
+    library that follows nothing else, in place of a future of the pool's own.
+
+    A :class:`concurrent.futures.Future` to type checkers and to ``isinstance``
+    only (``Future.__init__`` is not called, as for a proxy future): it implements
+    what the pool and the follower call, listed in the module's docstring, and
+    nothing else reaches it.
+
+    Args:
+        follower: the future that takes on the call's outcome; its lock guards
+            the handoff's state too.
+    """
+
+    __slots__ = ("_exception", "_follower", "_lock", "_result", "_state", "_tracker")
+
+    # What counts.Counts.adopt sets, and record_end reads while metrics are on.
+    _tracked_since = 0.0
+
+    def __init__(self, follower: ProxyFuture[Any]) -> None:
+        self._follower: ProxyFuture[Any] | None = follower
+        self._lock = follower._lock
+        self._state = PENDING
+        self._result: Any = None
+        self._exception: BaseException | None = None
+        self._tracker: Counts | None = None
+
+    # -- what the pool calls --------------------------------------------------------
+
+    def set_running_or_notify_cancel(self) -> bool:
+        """``True``: the call may run, and can no longer be cancelled; ``False``:
+        it was cancelled (its follower knows)."""
+        with self._lock:
+            if self._state == PENDING:
+                self._state = RUNNING
+                return True
+        return False
+
+    def _try_resolve(
+        self,
+        state: str,
+        result: Any,
+        exception: BaseException | None,
+        event: str = "",
+        before: str = RUNNING,
+    ) -> bool:
+        """Move from ``before`` to the done ``state``, counted, and hand the
+        outcome to the follower; ``False`` if the handoff was not in ``before``.
+        The work item calls it as on a future of the pool: the call returned
+        ``result`` or raised ``exception`` (``event``, the name of a waiter's
+        method, is not needed: a handoff has no waiters)."""
+        with self._lock:
+            if self._state != before:
+                return False
+            self._state = state
+            self._result = result
+            self._exception = exception
+            tracker = self._tracker
+            if tracker is not None:  # counted before the follower sees it done
+                tracker.ended(exception is not None, state != FINISHED)
+        if tracker is not None and tracker.metrics is not None:
+            tracker.record_end(self)
+        follower, self._follower = self._follower, None  # no reference cycle
+        if follower is not None:
+            run_flat(follower._on_upstream_done, self)
+        return True
+
+    def set_exception(self, exception: BaseException | None) -> None:
+        """Fail the queued call with ``exception`` (a failed initializer broke the
+        pool) unless it is running or done."""
+        self._try_resolve(FINISHED, None, exception, before=PENDING)
+
+    def cancel(self) -> bool:
+        """Cancel the call unless it is running or done; ``True`` if it is
+        cancelled (now or before). The follower follows."""
+        if self._try_resolve(CANCELLED_AND_NOTIFIED, None, None, before=PENDING):
+            return True
+        return self._state == CANCELLED_AND_NOTIFIED
+
+    def withdraw(self) -> None:
+        """Never run the queued call, and tell the follower nothing: the submit
+        that queued it raises (no worker could be started), and the follower fails
+        with that error."""
+        with self._lock:
+            if self._state == PENDING:
+                self._state = CANCELLED_AND_NOTIFIED
+        self._follower = None
+
+    # -- what the follower reads --------------------------------------------------
+
+    def running(self) -> bool:
+        """Whether a worker runs the call now."""
+        return self._state == RUNNING
+
+    def done(self) -> bool:
+        """Whether the call has ended, or was cancelled."""
+        return self._state in (FINISHED, CANCELLED_AND_NOTIFIED)
+
+    def cancelled(self) -> bool:
+        """Whether the call was cancelled before it ran."""
+        return self._state == CANCELLED_AND_NOTIFIED
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        """What the done call raised (``None`` if it returned); read once done
+        only (``timeout`` is not used).
+
+        Raises:
+            concurrent.futures.CancelledError: the call was cancelled.
+        """
+        if self._state == CANCELLED_AND_NOTIFIED:
+            raise CancelledError()
+        return self._exception
+
+    def result(self, timeout: float | None = None) -> Any:
+        """What the done call returned; read once done only (``timeout`` is not
+        used).
+
+        Raises:
+            concurrent.futures.CancelledError: the call was cancelled.
+            BaseException: what the call raised.
+        """
+        exception = self.exception()
+        if exception is not None:
+            raise exception
+        return self._result
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} at {id(self):#x} state={self._state}>"

@@ -1,0 +1,167 @@
+"""A poll future over the library's thread pool, called directly, follows a
+Handoff, not a future of the pool (src/_fluent_executors/handoff.py): what a pool
+future did for it, the handoff does. Each test runs in either mode; in the portable
+mode the pool takes the standard submit and the poll future follows its future."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from concurrent.futures import CancelledError, thread
+from typing import Any
+from unittest import mock
+
+import pytest
+from wrapper_doubles import TIMEOUT
+
+from _fluent_executors import metrics as _metrics
+from _fluent_executors.handoff import Handoff
+from _fluent_executors.stdlib_compat import OWN_POOL_ITEMS
+from fluent_executors import Executors, ThreadPoolExecutor
+
+
+def release_all(descriptors: list[Any]) -> float:
+    for descriptor in descriptors:
+        descriptor.yield_result(descriptor.result)
+    return 0.01
+
+
+def blocked_pool(name: str) -> tuple[ThreadPoolExecutor, threading.Event, Any]:
+    """A pool of one worker, busy until the event is set."""
+    pool = Executors.thread_pool(1, name=name)
+    release = threading.Event()
+    started = threading.Event()
+
+    def block() -> None:
+        started.set()
+        release.wait(TIMEOUT)
+
+    blocker = pool.submit(block)
+    assert started.wait(TIMEOUT)
+    return pool, release, blocker
+
+
+def test_the_poll_future_follows_a_handoff_and_the_pool_counts_the_call() -> None:
+    pool, release, _ = blocked_pool("handoff-stats")
+    with pool.with_poll(release_all) as executor:
+        future = executor.submit(pow, 2, 10)
+        queued = future._upstream
+        assert isinstance(queued, Handoff) == OWN_POOL_ITEMS
+        assert not future.running()
+        release.set()
+        assert future.result(TIMEOUT) == 1024
+        failing = executor.submit(int, "x")
+        assert isinstance(failing.exception(TIMEOUT), ValueError)
+    stats = pool.stats()
+    assert (stats.submitted, stats.done, stats.failed, stats.cancelled) == (3, 3, 1, 0)
+    assert executor.stats().failed == 1
+
+
+def test_a_queued_call_is_cancelled_with_its_poll_future_and_never_runs() -> None:
+    pool, release, _ = blocked_pool("handoff-cancel")
+    ran: list[int] = []
+    with pool.with_poll(release_all) as executor:
+        future = executor.submit(ran.append, 1)
+        assert future.cancel()
+        assert future.cancelled()
+        with pytest.raises(CancelledError):
+            future.result(TIMEOUT)
+        release.set()
+        assert executor.submit(ran.append, 2).result(TIMEOUT) is None
+    assert ran == [2]
+    stats = pool.stats()
+    assert (stats.submitted, stats.done, stats.cancelled) == (3, 3, 1)
+
+
+def test_a_running_call_refuses_the_cancel_and_reads_as_running() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    def task() -> int:
+        started.set()
+        release.wait(TIMEOUT)
+        return 5
+
+    with Executors.thread_pool(1).with_poll(release_all) as executor:
+        future = executor.submit(task)
+        assert started.wait(TIMEOUT)
+        assert future.running()
+        assert not future.cancel()
+        release.set()
+        assert future.result(TIMEOUT) == 5
+        assert not future.running()
+
+
+def test_a_pool_shut_down_with_cancel_futures_cancels_the_queued_poll_futures() -> None:
+    pool, release, blocker = blocked_pool("handoff-shutdown")
+    executor = pool.with_poll(release_all)
+    queued = [executor.submit(pow, 2, n) for n in range(3)]
+    pool.shutdown(wait=False, cancel_futures=True)
+    for future in queued:
+        with pytest.raises(CancelledError):
+            future.result(TIMEOUT)
+    release.set()
+    blocker.result(TIMEOUT)
+    executor.shutdown()
+    assert executor.stats().cancelled == 3
+    assert pool.stats().cancelled == 3
+
+
+def test_a_failed_initializer_fails_the_poll_futures_queued() -> None:
+    def initializer() -> None:
+        raise ValueError("no")
+
+    with mock.patch.object(thread._base.LOGGER, "critical"):  # the standard log
+        pool = Executors.thread_pool(1, initializer=initializer)
+        with pool.with_poll(release_all) as executor:
+            future = executor.submit(pow, 2, 3)
+            assert isinstance(future.exception(TIMEOUT), thread.BrokenThreadPool)
+            with pytest.raises(thread.BrokenThreadPool):
+                executor.submit(pow, 2, 3)
+    assert executor.stats().failed == 2
+
+
+@pytest.mark.skipif(
+    "prometheus" not in _metrics.BACKENDS, reason="needs the prometheus extra"
+)
+def test_the_pool_records_the_metrics_of_a_call_run_for_a_poll_future() -> None:
+    import prometheus_client
+
+    name = f"handoff-metrics-{uuid.uuid4().hex[:12]}"
+    labels = {"type": "threadpool", "executor": name}
+
+    def sample(measure: str) -> float | None:
+        return prometheus_client.REGISTRY.get_sample_value(
+            f"fluent_executors_{measure}", labels
+        )
+
+    pool = Executors.thread_pool(2, name=name)
+    with pool.with_poll(release_all) as executor:
+        assert executor.submit(pow, 3, 2).result(TIMEOUT) == 9
+        assert isinstance(executor.submit(int, "x").exception(TIMEOUT), ValueError)
+    assert sample("futures_created_total") == 2
+    assert sample("futures_failed_total") == 1
+    assert sample("future_duration_seconds_count") == 2
+
+
+def test_a_poll_submit_whose_pool_starts_no_worker_fails_and_the_next_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    start = threading.Thread.start
+    refusing = [True]
+
+    def refusing_start(thread_: threading.Thread) -> None:
+        if refusing[0] and thread_.name.startswith("fluent-executors-nothreads"):
+            raise RuntimeError("can't start new thread")
+        start(thread_)
+
+    monkeypatch.setattr(threading.Thread, "start", refusing_start)
+    pool = Executors.thread_pool(1, name="nothreads")
+    with pool.with_poll(release_all) as executor:
+        with pytest.raises(RuntimeError, match="can't start new thread"):
+            executor.submit(pow, 2, 3)
+        stats = executor.stats()
+        assert (stats.submitted, stats.failed, stats.cancelled) == (1, 1, 0)
+        assert pool.stats().submitted == 0
+        refusing[0] = False
+        assert executor.submit(pow, 2, 4).result(TIMEOUT) == 16
+    assert pool.stats().submitted == 1
