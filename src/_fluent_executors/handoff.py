@@ -88,14 +88,12 @@ class Handoff(Future[Any]):
         with self._lock:
             if self._state != before:
                 return False
-            self._state = state
-            self._result = result
-            self._exception = exception
-            tracker = self._tracker
-            if tracker is not None:  # counted before the follower sees it done
-                tracker.ended(exception is not None, state != FINISHED)
-        if tracker is not None and tracker.metrics is not None:
-            tracker.record_end(self)
+            self._state, self._result, self._exception = state, result, exception
+        tracker = self._tracker
+        if tracker is not None:  # counted before the follower hears of it
+            tracker.ended(exception is not None, state != FINISHED)
+            if tracker.metrics is not None:
+                tracker.record_end(self)
         follower, self._follower = self._follower, None  # no reference cycle
         if follower is not None:
             run_flat(follower._on_upstream_done, self)

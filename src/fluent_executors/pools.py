@@ -268,10 +268,11 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
             return
         handoff = Handoff(follower)
         follower._upstream = handoff  # before any worker can run the call
+        counts, kwargs = self._counts, kwargs or NO_KWARGS
         if call.span is None:  # the work item runs the callable in its context
-            self._queue(handoff, call.fn, args, kwargs, call.context)
-        else:
-            self._queue(handoff, call, args, kwargs, None)  # runs under its span
+            self._queue(_WorkItem(handoff, call.fn, args, kwargs, counts, call.context))
+        else:  # it runs itself, under its span
+            self._queue(_WorkItem(handoff, call, args, kwargs, counts, None))
 
     def _submit(
         self,
@@ -287,25 +288,22 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 fn = InContext(fn, context, None)
             return super()._submit(fn, args, kwargs)
         future: ProxyFuture[T] = ProxyFuture()
-        self._queue(future, fn, args, kwargs, context)
+        self._queue(
+            _WorkItem(future, fn, args, kwargs or NO_KWARGS, self._counts, context)
+        )
         return future
 
-    def _queue(
-        self,
-        future: ProxyFuture[Any] | Handoff,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        context: contextvars.Context | None,
-    ) -> None:
-        """Queue a work item of ``fn(*args, **kwargs)`` that resolves ``future``,
-        counted in the pool's stats, and start a worker if none is idle.
+    def _queue(self, item: _WorkItem) -> None:
+        """Queue ``item`` for the workers, its future counted in the pool's stats,
+        and start a worker if none is idle.
 
         Raises:
             RuntimeError: the pool is shut down, or the interpreter is; or no worker
-                is alive and none could be started (``future`` is cancelled then).
+                is alive and none could be started (the item's future is then
+                cancelled, or its handoff withdrawn).
             concurrent.futures.thread.BrokenThreadPool: an initializer failed.
         """
+        future = item.future
         with self._shutdown_lock, _thread._global_shutdown_lock:
             if self._broken:
                 raise _thread.BrokenThreadPool(self._broken)
@@ -317,11 +315,8 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
                 )
             counts = self._counts
             counts.adopt(future)  # refused submits are not counted
-            # (The standard queue's type names the standard work item.)
-            item: Any = _WorkItem(
-                future, fn, args, kwargs or NO_KWARGS, counts, context
-            )
-            self._work_queue.put(item)
+            queued: Any = item  # (the standard queue's type names its work item)
+            self._work_queue.put(queued)
             try:
                 self._adjust_thread_count()  # a worker, unless an idle one takes it
             except BaseException:  # "can't start new thread": out of threads
