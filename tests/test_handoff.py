@@ -165,3 +165,28 @@ def test_a_poll_submit_whose_pool_starts_no_worker_fails_and_the_next_runs(
         refusing[0] = False
         assert executor.submit(pow, 2, 4).result(TIMEOUT) == 16
     assert pool.stats().submitted == 1
+
+
+def test_a_follower_that_raises_is_logged_and_the_worker_goes_on(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A bug of the follower's _on_upstream_done, which the handoff calls directly:
+    # contained, as a done callback is, so the pool's worker serves the next call.
+    from _fluent_executors.poll.descriptor import PollFuture
+
+    original = PollFuture._on_upstream_done
+    first = threading.Event()
+
+    def broken_once(self: PollFuture[Any], upstream: Any) -> None:
+        if not first.is_set():
+            first.set()
+            raise RuntimeError("a bug of the follower")
+        original(self, upstream)
+
+    monkeypatch.setattr(PollFuture, "_on_upstream_done", broken_once)
+    with Executors.thread_pool(1).with_poll(release_all) as executor:
+        lost = executor.submit(pow, 2, 1)
+        assert first.wait(TIMEOUT)
+        assert executor.submit(pow, 2, 3).result(TIMEOUT) == 8
+        lost.cancel()
+    assert "a bug of the follower" in caplog.text

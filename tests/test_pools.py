@@ -241,6 +241,13 @@ def test_the_standard_pool_internals_that_submit_relies_on_are_unchanged() -> No
     else:
         assert list(standard_item) == ["future", "fn", "args", "kwargs"]
         assert list(standard_run) == ["self"]
+    # _adjust_thread_count takes an idle worker's token, else starts a thread
+    # below max_workers only: with all started, _queue takes the token itself.
+    adjust = inspect.getsource(
+        concurrent.futures.ThreadPoolExecutor._adjust_thread_count
+    )
+    assert "num_threads = len(self._threads)" in adjust
+    assert "if num_threads < self._max_workers:" in adjust
     # What the standard code does with the idle workers' count, which the library's
     # pool replaces with its own (pools._IdleWorkers): made in __init__, released by
     # a worker as it goes idle, tried at once by _adjust_thread_count; nothing else.
@@ -473,6 +480,33 @@ def test_the_pool_reuses_an_idle_worker_rather_than_start_another() -> None:
             assert pool.submit(pow, 2, i).result(timeout=TIMEOUT) == 2**i
             assert released.acquire(timeout=TIMEOUT)
         assert len(pool._threads) == 1
+
+
+@pytest.mark.skipif(not pools._OWN_WORK_ITEMS, reason="the standard Semaphore")
+def test_with_every_worker_started_a_submit_takes_an_idle_workers_token() -> None:
+    # As the standard _adjust_thread_count would: the tokens, one per worker gone
+    # idle, do not pile up, and no thread is started beyond max_workers.
+    with Executors.thread_pool(2) as pool:
+        tokens = pool._idle_semaphore.tokens
+        for i in range(200):  # one at a time: a worker is idle at each submit
+            assert pool.submit(pow, 2, i).result(timeout=TIMEOUT) == 2**i
+            assert len(tokens) <= 2
+        assert len(pool._threads) <= 2
+
+
+def test_a_subclass_adjust_thread_count_is_called_at_every_submit() -> None:
+    calls: list[int] = []
+
+    class Counting(ThreadPoolExecutor):
+        def _adjust_thread_count(self) -> None:
+            calls.append(len(self._threads))
+            super()._adjust_thread_count()
+
+    with Counting(1) as pool:
+        for i in range(5):
+            assert pool.submit(pow, 2, i).result(timeout=TIMEOUT) == 2**i
+    assert len(calls) == 5
+    assert calls[1:] == [1, 1, 1, 1]  # called with its one worker started
 
 
 @pytest.mark.skipif(not pools._OWN_WORK_ITEMS, reason="the standard Semaphore")

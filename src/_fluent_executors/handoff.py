@@ -26,7 +26,7 @@ from __future__ import annotations
 from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any
 
-from .callbacks import run_flat
+from .callbacks import contain
 from .stdlib_compat import CANCELLED_AND_NOTIFIED, FINISHED, PENDING, RUNNING
 
 if TYPE_CHECKING:
@@ -96,7 +96,14 @@ class Handoff(Future[Any]):
                 tracker.record_end(self)
         follower, self._follower = self._follower, None  # no reference cycle
         if follower is not None:
-            run_flat(follower._on_upstream_done, self)
+            # Called directly, not through run_flat: a handoff is resolved by a
+            # worker, a cancel or a failed initializer, never by a done callback
+            # of a chain, and the follower's own done callbacks run flat.
+            try:
+                follower._on_upstream_done(self)
+            except BaseException as error:  # as run_flat: logged, not re-raised
+                if contain(error, self) is not None:  # (but Ctrl-C in the main
+                    raise  # thread)
         return True
 
     def set_exception(self, exception: BaseException | None) -> None:

@@ -46,6 +46,7 @@ import heapq
 import itertools
 import logging
 import math
+import operator
 import os
 import threading
 import time
@@ -396,6 +397,11 @@ class _Workers:
         self._reset()
 
 
+# The item and its deadline, of a pair that DeadlineQueue.discard keeps.
+_ITEM = operator.itemgetter(0)
+_WHEN = operator.itemgetter(1)
+
+
 class Expiring(Protocol):
     """What a :class:`DeadlineQueue` holds (a timeout executor's future)."""
 
@@ -484,8 +490,9 @@ class DeadlineQueue:
                 return
             pairs = zip(items, self._when, strict=True)
             kept = [pair for pair in pairs if not pair[0].done()]
-            self._items = deque(item for item, _ in kept)
-            self._when = deque(when for _, when in kept)
+            # (Split by C-level maps: a generator would resume once per item.)
+            self._items = deque(map(_ITEM, kept))
+            self._when = deque(map(_WHEN, kept))
             if not kept and self._timer is not None:
                 self._timer.cancel()
                 self._timer = None

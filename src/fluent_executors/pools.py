@@ -29,7 +29,8 @@ P = ParamSpec("P")
 # does the same under the same locks and checks, but queues a work item of its own
 # that resolves the library's future: one future per submit, not a standard one
 # and a proxy that follows it. What it relies on (the pool's _shutdown_lock,
-# _broken, _shutdown, _work_queue and _adjust_thread_count, the module's
+# _broken, _shutdown, _work_queue, _threads, _max_workers and _adjust_thread_count
+# (which starts a thread only below _max_workers), the module's
 # _global_shutdown_lock and _shutdown, and that workers call run() on what they
 # take, shutdown(cancel_futures=True) calls future.cancel() and a failed
 # initializer future.set_exception(); and that the pool's _idle_semaphore is only
@@ -42,6 +43,7 @@ P = ParamSpec("P")
 # pool takes the standard submit and follows its future, and keeps its standard
 # Semaphore (see _fluent_executors.stdlib_compat.OWN_POOL_ITEMS).
 _OWN_WORK_ITEMS = OWN_POOL_ITEMS
+_STANDARD_ADJUST = concurrent.futures.ThreadPoolExecutor._adjust_thread_count
 
 
 def _runs_tasks_itself(cls: type[concurrent.futures.ThreadPoolExecutor]) -> bool:
@@ -121,11 +123,12 @@ class _IdleWorkers:
     performance page, ``docs/performance.rst``).
     """
 
-    __slots__ = ("_tokens", "release")
+    __slots__ = ("release", "tokens")
 
     def __init__(self) -> None:
         tokens: deque[None] = deque()
-        self._tokens = tokens
+        # One per idle worker; taken by acquire(), or by the pool's _queue.
+        self.tokens = tokens
         # The deque's own append, with its argument bound: no Python frame at all.
         self.release: Callable[[], None] = functools.partial(tokens.append, None)
 
@@ -140,7 +143,7 @@ class _IdleWorkers:
         if blocking and timeout != 0:
             raise ValueError("the idle workers of a pool cannot be waited for")
         try:
-            self._tokens.pop()
+            self.tokens.pop()
         except IndexError:
             return False
         return True
@@ -179,6 +182,8 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
 
     # Whether submit queues the library's own work items (see _OWN_WORK_ITEMS)
     _own_items: bool
+    # The idle workers' tokens that _queue takes itself (see _queue), or None
+    _idle_tokens: deque[None] | None
 
     if TYPE_CHECKING:
         # What type checkers see; at run time the arguments pass through as given.
@@ -204,7 +209,11 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
             # The versions whose pool code this knows, with the standard contexts
             self._own_items = _OWN_WORK_ITEMS and _runs_tasks_itself(type(self))
             if self._own_items:
-                self._idle_semaphore = _IdleWorkers()
+                idle = self._idle_semaphore = _IdleWorkers()
+                # Where _adjust_thread_count is the standard one, _queue takes an
+                # idle worker's token itself once every worker is started.
+                standard = type(self)._adjust_thread_count is _STANDARD_ADJUST
+                self._idle_tokens = idle.tokens if standard else None
             self._counts = open_counts(self, "threadpool", name, counts_running=True)
 
     def submit(
@@ -318,7 +327,15 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
             queued: Any = item  # (the standard queue's type names its work item)
             self._work_queue.put(queued)
             try:
-                self._adjust_thread_count()  # a worker, unless an idle one takes it
+                # A worker, unless an idle one takes it. The standard method takes
+                # an idle worker's token, else starts a thread below max_workers:
+                # with every worker started, the token is taken here, without its
+                # two calls per submit.
+                tokens = self._idle_tokens
+                if tokens is None or len(self._threads) < self._max_workers:
+                    self._adjust_thread_count()
+                elif tokens:  # (workers only append: under the lock, one is there)
+                    tokens.pop()
             except BaseException:  # "can't start new thread": out of threads
                 if self._threads:  # the workers alive run it in their turn
                     return

@@ -10,8 +10,9 @@ core's bookkeeping (``core.PollEntry``) and resolves it.
 from __future__ import annotations
 
 from concurrent.futures import CancelledError, Future
+from operator import attrgetter
 from types import TracebackType
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 from ..handoff import Handoff
 from ..proxy import ProxyFuture, outcome
@@ -193,11 +194,17 @@ class PollDescriptor(PollEntry[PollFuture[T]], Generic[T]):
 
     _result: T
 
-    @property
-    def result(self) -> T:
-        """The delegate future's result (type ``T``), which drives the poll;
-        typically the identifier of a remote task."""
-        return self._result
+    if TYPE_CHECKING:
+
+        @property
+        def result(self) -> T: ...
+
+    else:  # read by the poll function per descriptor: a getter with no Python frame
+        result = property(
+            attrgetter("_result"),
+            doc="""The delegate future's result (type ``T``), which drives the poll;
+            typically the identifier of a remote task.""",
+        )
 
     @overload
     def yield_result(self) -> None: ...
