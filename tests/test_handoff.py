@@ -1,7 +1,7 @@
-"""A poll future over the library's thread pool, called directly, follows a
+"""A poll or map future over the library's thread pool, called directly, follows a
 Handoff, not a future of the pool (src/_fluent_executors/handoff.py): what a pool
 future did for it, the handoff does. Each test runs in either mode; in the portable
-mode the pool takes the standard submit and the poll future follows its future."""
+mode the pool takes the standard submit and the follower follows its future."""
 
 from __future__ import annotations
 
@@ -26,6 +26,24 @@ def release_all(descriptors: list[Any]) -> float:
     return 0.01
 
 
+def identity(value: Any) -> Any:
+    return value
+
+
+@pytest.fixture(params=["poll", "map"])
+def layer(request: pytest.FixtureRequest) -> str:
+    """The kind of the follower's executor."""
+    kind: str = request.param
+    return kind
+
+
+def wrap(pool: ThreadPoolExecutor, layer: str) -> Any:
+    """The executor of ``layer`` on ``pool``, whose futures follow the pool's."""
+    if layer == "poll":
+        return pool.with_poll(release_all)
+    return pool.with_map(identity)
+
+
 def blocked_pool(name: str) -> tuple[ThreadPoolExecutor, threading.Event, Any]:
     """A pool of one worker, busy until the event is set."""
     pool = Executors.thread_pool(1, name=name)
@@ -41,9 +59,11 @@ def blocked_pool(name: str) -> tuple[ThreadPoolExecutor, threading.Event, Any]:
     return pool, release, blocker
 
 
-def test_the_poll_future_follows_a_handoff_and_the_pool_counts_the_call() -> None:
+def test_the_follower_follows_a_handoff_and_the_pool_counts_the_call(
+    layer: str,
+) -> None:
     pool, release, _ = blocked_pool("handoff-stats")
-    with pool.with_poll(release_all) as executor:
+    with wrap(pool, layer) as executor:
         future = executor.submit(pow, 2, 10)
         queued = future._upstream
         assert isinstance(queued, Handoff) == OWN_POOL_ITEMS
@@ -57,10 +77,12 @@ def test_the_poll_future_follows_a_handoff_and_the_pool_counts_the_call() -> Non
     assert executor.stats().failed == 1
 
 
-def test_a_queued_call_is_cancelled_with_its_poll_future_and_never_runs() -> None:
+def test_a_queued_call_is_cancelled_with_its_follower_and_never_runs(
+    layer: str,
+) -> None:
     pool, release, _ = blocked_pool("handoff-cancel")
     ran: list[int] = []
-    with pool.with_poll(release_all) as executor:
+    with wrap(pool, layer) as executor:
         future = executor.submit(ran.append, 1)
         assert future.cancel()
         assert future.cancelled()
@@ -73,7 +95,7 @@ def test_a_queued_call_is_cancelled_with_its_poll_future_and_never_runs() -> Non
     assert (stats.submitted, stats.done, stats.cancelled) == (3, 3, 1)
 
 
-def test_a_running_call_refuses_the_cancel_and_reads_as_running() -> None:
+def test_a_running_call_refuses_the_cancel_and_reads_as_running(layer: str) -> None:
     started, release = threading.Event(), threading.Event()
 
     def task() -> int:
@@ -81,7 +103,7 @@ def test_a_running_call_refuses_the_cancel_and_reads_as_running() -> None:
         release.wait(TIMEOUT)
         return 5
 
-    with Executors.thread_pool(1).with_poll(release_all) as executor:
+    with wrap(Executors.thread_pool(1), layer) as executor:
         future = executor.submit(task)
         assert started.wait(TIMEOUT)
         assert future.running()
@@ -91,9 +113,11 @@ def test_a_running_call_refuses_the_cancel_and_reads_as_running() -> None:
         assert not future.running()
 
 
-def test_a_pool_shut_down_with_cancel_futures_cancels_the_queued_poll_futures() -> None:
+def test_a_pool_shut_down_with_cancel_futures_cancels_the_queued_followers(
+    layer: str,
+) -> None:
     pool, release, blocker = blocked_pool("handoff-shutdown")
-    executor = pool.with_poll(release_all)
+    executor = wrap(pool, layer)
     queued = [executor.submit(pow, 2, n) for n in range(3)]
     pool.shutdown(wait=False, cancel_futures=True)
     for future in queued:
@@ -106,24 +130,25 @@ def test_a_pool_shut_down_with_cancel_futures_cancels_the_queued_poll_futures() 
     assert pool.stats().cancelled == 3
 
 
-def test_a_failed_initializer_fails_the_poll_futures_queued() -> None:
+def test_a_failed_initializer_fails_the_followers_queued(layer: str) -> None:
     def initializer() -> None:
         raise ValueError("no")
 
     with mock.patch.object(thread._base.LOGGER, "critical"):  # the standard log
         pool = Executors.thread_pool(1, initializer=initializer)
-        with pool.with_poll(release_all) as executor:
+        with wrap(pool, layer) as executor:
             future = executor.submit(pow, 2, 3)
             assert isinstance(future.exception(TIMEOUT), thread.BrokenThreadPool)
             with pytest.raises(thread.BrokenThreadPool):
                 executor.submit(pow, 2, 3)
-    assert executor.stats().failed == 2
+    # The second submit raised: a poll future counts it as failed, a map as none.
+    assert executor.stats().failed == (2 if layer == "poll" else 1)
 
 
 @pytest.mark.skipif(
     "prometheus" not in _metrics.BACKENDS, reason="needs the prometheus extra"
 )
-def test_the_pool_records_the_metrics_of_a_call_run_for_a_poll_future() -> None:
+def test_the_pool_records_the_metrics_of_a_call_run_for_a_follower(layer: str) -> None:
     import prometheus_client
 
     name = f"handoff-metrics-{uuid.uuid4().hex[:12]}"
@@ -135,7 +160,7 @@ def test_the_pool_records_the_metrics_of_a_call_run_for_a_poll_future() -> None:
         )
 
     pool = Executors.thread_pool(2, name=name)
-    with pool.with_poll(release_all) as executor:
+    with wrap(pool, layer) as executor:
         assert executor.submit(pow, 3, 2).result(TIMEOUT) == 9
         assert isinstance(executor.submit(int, "x").exception(TIMEOUT), ValueError)
     assert sample("futures_created_total") == 2
@@ -143,8 +168,8 @@ def test_the_pool_records_the_metrics_of_a_call_run_for_a_poll_future() -> None:
     assert sample("future_duration_seconds_count") == 2
 
 
-def test_a_poll_submit_whose_pool_starts_no_worker_fails_and_the_next_runs(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_submit_whose_pool_starts_no_worker_fails_and_the_next_runs(
+    layer: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     start = threading.Thread.start
     refusing = [True]
@@ -156,11 +181,13 @@ def test_a_poll_submit_whose_pool_starts_no_worker_fails_and_the_next_runs(
 
     monkeypatch.setattr(threading.Thread, "start", refusing_start)
     pool = Executors.thread_pool(1, name="nothreads")
-    with pool.with_poll(release_all) as executor:
+    with wrap(pool, layer) as executor:
         with pytest.raises(RuntimeError, match="can't start new thread"):
             executor.submit(pow, 2, 3)
         stats = executor.stats()
-        assert (stats.submitted, stats.failed, stats.cancelled) == (1, 1, 0)
+        # A poll future counts as failed; a map submit that raised, as none.
+        expected = (1, 1, 0) if layer == "poll" else (0, 0, 0)
+        assert (stats.submitted, stats.failed, stats.cancelled) == expected
         assert pool.stats().submitted == 0
         refusing[0] = False
         assert executor.submit(pow, 2, 4).result(TIMEOUT) == 16
@@ -190,3 +217,34 @@ def test_a_follower_that_raises_is_logged_and_the_worker_goes_on(
         assert executor.submit(pow, 2, 3).result(TIMEOUT) == 8
         assert lost.cancel()  # polled never: nothing remote to cancel
     assert "a bug of the follower" in caplog.text
+
+
+def test_a_map_future_whose_function_raises_fails_and_the_worker_goes_on() -> None:
+    def fragile(value: int) -> int:
+        if value == 1:
+            raise KeyError("the mapping function's own error")
+        return value
+
+    pool, release, _ = blocked_pool("handoff-map-raises")
+    with pool.with_map(fragile) as executor:
+        failing = executor.submit(pow, 1, 1)
+        assert isinstance(failing._upstream, Handoff) == OWN_POOL_ITEMS
+        release.set()
+        assert isinstance(failing.exception(TIMEOUT), KeyError)
+        assert executor.submit(pow, 2, 3).result(TIMEOUT) == 8
+    assert (executor.stats().done, executor.stats().failed) == (2, 1)
+    assert (pool.stats().done, pool.stats().failed) == (3, 0)
+
+
+def test_a_map_over_another_delegate_shares_the_lock_of_its_future() -> None:
+    # Only the library's pool, called directly, runs a call for a map future; over
+    # a wrapper the map future follows the wrapper's future, and shares its lock.
+    gate = threading.Event()
+    with Executors.thread_pool(1) as pool:
+        blocker = pool.submit(gate.wait)
+        future: Any = pool.with_retry().with_map(identity).submit(pow, 2, 2)
+        assert not isinstance(future._upstream, Handoff)
+        assert future._lock is future._upstream._lock
+        gate.set()
+        assert future.result(TIMEOUT) == 4
+        assert blocker.result(TIMEOUT) is True

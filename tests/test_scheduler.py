@@ -26,6 +26,7 @@ from _fluent_executors.scheduler import (
     call_at,
     call_later,
 )
+from _fluent_executors.stdlib_compat import FINISHED, PENDING
 from fluent_executors import Executors, SchedulerStats, scheduler_stats
 from fluent_executors.testing import ManualExecutor, virtual_time
 
@@ -516,14 +517,16 @@ def test_far_retry_backoff_and_f_timeout_hold_up_no_other_timer():
 
 
 class Item:
-    """What a DeadlineQueue holds: done or not, and expired once."""
+    """What a DeadlineQueue holds: done or not (its _state, a future's), and
+    expired once."""
 
     def __init__(self) -> None:
         self.is_done = False
         self.expired = threading.Event()
 
-    def done(self) -> bool:
-        return self.is_done
+    @property
+    def _state(self) -> str:
+        return FINISHED if self.is_done else PENDING
 
     def _expire(self) -> None:
         self.expired.set()

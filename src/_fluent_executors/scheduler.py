@@ -58,6 +58,7 @@ from typing import Protocol
 from . import clock
 from .callbacks import mark_library_thread
 from .logging import ContainedLogger
+from .resolvable import DONE
 from .stdlib_compat import LOCK_FREE, interpreter_exiting
 
 __all__ = [
@@ -405,9 +406,10 @@ _WHEN = operator.itemgetter(1)
 class Expiring(Protocol):
     """What a :class:`DeadlineQueue` holds (a timeout executor's future)."""
 
-    def done(self) -> bool:
-        """Whether the item is done, and so must not expire."""
-        ...
+    # Its state, a standard future's: one of resolvable.DONE, and the item must
+    # not expire. Read as a field, not through done(): a compaction reads it of
+    # every item it keeps, a call each.
+    _state: str
 
     def _expire(self) -> None:
         """Called in a scheduler worker thread once the deadline has passed, unless
@@ -444,9 +446,9 @@ class DeadlineQueue:
 
     def add(self, item: Expiring) -> None:
         """Have ``item._expire()`` called ``delay`` seconds from now, unless
-        ``item.done()`` by then. An item done already is not added."""
+        ``item`` is done by then. An item done already is not added."""
         with self._lock:
-            if item.done():  # its owner's discard() has counted it
+            if item._state in DONE:  # its owner's discard() has counted it
                 return
             when = clock.monotonic() + self._delay  # under the lock: in order
             self._items.append(item)
@@ -489,7 +491,7 @@ class DeadlineQueue:
                     self._timer = None
                 return
             pairs = zip(items, self._when, strict=True)
-            kept = [pair for pair in pairs if not pair[0].done()]
+            kept = [pair for pair in pairs if pair[0]._state not in DONE]
             # (Split by C-level maps: a generator would resume once per item.)
             self._items = deque(map(_ITEM, kept))
             self._when = deque(map(_WHEN, kept))
@@ -504,10 +506,10 @@ class DeadlineQueue:
         expired: list[Callable[[], object]] = []
         with self._lock:
             items, when = self._items, self._when
-            while items and (when[0] <= now or items[0].done()):
+            while items and (when[0] <= now or items[0]._state in DONE):
                 when.popleft()
                 item = items.popleft()
-                if not item.done():
+                if item._state not in DONE:
                     expired.append(item._expire)
             timer = self._timer
             if timer is None or timer._fn is None:  # this call's: wait for the next

@@ -63,7 +63,19 @@ class _MappingExecutor(WrapperExecutor[U], Generic[Mapped, U]):
         self, fn: Callable[..., object], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> ProxyFuture[U]:
         self._check_open()
-        return self._mapped(self._submit_to_delegate(fn, args, kwargs))
+        if self._delegate_takes_for is None:  # not the library's pool: follow the
+            return self._mapped(self._submit_to_delegate(fn, args, kwargs))  # future
+        # The pool runs the call for this future, with no future of its own (see
+        # _fluent_executors.handoff), under this future's lock.
+        future: _MappingFuture[Mapped, U] = self._future_type(self, None)
+        counts = self._counts
+        counts.adopt(future)  # before any worker can resolve it
+        try:
+            self._submit_to_delegate_for(future, fn, args, kwargs)
+        except BaseException:
+            counts.unadopt(future)  # refused: submit returns no future
+            raise
+        return future
 
     def _resumed(self, future: ProxyFuture[Any]) -> ProxyFuture[Any]:
         return self._mapped(future)

@@ -267,7 +267,7 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
         kwargs: dict[str, Any],
     ) -> None:
         """:meth:`_take_captured`, for ``follower``, the one future of the library
-        that will follow the call and nothing else (a poll future; see
+        that will follow the call and nothing else (a poll or map future; see
         ``wrapper.DelegatingExecutor._submit_to_delegate_for``): it follows the
         call's :class:`~_fluent_executors.handoff.Handoff`, which the work item
         resolves in place of a future of the pool. Where the pool takes the
