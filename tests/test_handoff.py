@@ -1,7 +1,8 @@
-"""A poll or map future over the library's thread pool, called directly, follows a
-Handoff, not a future of the pool (src/_fluent_executors/handoff.py): what a pool
-future did for it, the handoff does. Each test runs in either mode; in the portable
-mode the pool takes the standard submit and the follower follows its future."""
+"""A poll, map or flat-map future over the library's thread pool, called directly,
+follows a Handoff, not a future of the pool (src/_fluent_executors/handoff.py):
+what a pool future did for it, the handoff does. Each test runs in either mode; in
+the portable mode the pool takes the standard submit and the follower follows its
+future."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from wrapper_doubles import TIMEOUT
 from _fluent_executors import metrics as _metrics
 from _fluent_executors.handoff import Handoff
 from _fluent_executors.stdlib_compat import OWN_POOL_ITEMS
-from fluent_executors import Executors, ThreadPoolExecutor
+from fluent_executors import Executors, ThreadPoolExecutor, f_return
 
 
 def release_all(descriptors: list[Any]) -> float:
@@ -30,7 +31,7 @@ def identity(value: Any) -> Any:
     return value
 
 
-@pytest.fixture(params=["poll", "map"])
+@pytest.fixture(params=["poll", "map", "flat_map"])
 def layer(request: pytest.FixtureRequest) -> str:
     """The kind of the follower's executor."""
     kind: str = request.param
@@ -41,6 +42,8 @@ def wrap(pool: ThreadPoolExecutor, layer: str) -> Any:
     """The executor of ``layer`` on ``pool``, whose futures follow the pool's."""
     if layer == "poll":
         return pool.with_poll(release_all)
+    if layer == "flat_map":
+        return pool.with_flat_map(f_return)
     return pool.with_map(identity)
 
 
@@ -141,7 +144,8 @@ def test_a_failed_initializer_fails_the_followers_queued(layer: str) -> None:
             assert isinstance(future.exception(TIMEOUT), thread.BrokenThreadPool)
             with pytest.raises(thread.BrokenThreadPool):
                 executor.submit(pow, 2, 3)
-    # The second submit raised: a poll future counts it as failed, a map as none.
+    # The second submit raised: a poll future counts it as failed, a (flat) map as
+    # none.
     assert executor.stats().failed == (2 if layer == "poll" else 1)
 
 
@@ -185,7 +189,7 @@ def test_a_submit_whose_pool_starts_no_worker_fails_and_the_next_runs(
         with pytest.raises(RuntimeError, match="can't start new thread"):
             executor.submit(pow, 2, 3)
         stats = executor.stats()
-        # A poll future counts as failed; a map submit that raised, as none.
+        # A poll future counts as failed; a (flat) map submit that raised, as none.
         expected = (1, 1, 0) if layer == "poll" else (0, 0, 0)
         assert (stats.submitted, stats.failed, stats.cancelled) == expected
         assert pool.stats().submitted == 0

@@ -1,6 +1,6 @@
 """Handoff: what the library's thread pool runs a call for, in place of a future of
 its own, where the one future that will follow it is known as the call is queued
-(a poll or map future over the pool, called directly).
+(a poll, map or flat-map future over the pool, called directly).
 
 A pool future that only one follower ever sees costs a whole future per call: its
 fields, its lock, its resolving and its done callback; at 64,000 poll futures
