@@ -18,6 +18,7 @@ from wrapper_doubles import TIMEOUT
 from _fluent_executors import metrics as _metrics
 from _fluent_executors.handoff import Handoff
 from _fluent_executors.stdlib_compat import OWN_POOL_ITEMS
+from _fluent_executors.work_item import WorkItem
 from fluent_executors import Executors, ThreadPoolExecutor, f_return
 
 
@@ -70,6 +71,9 @@ def test_the_follower_follows_a_handoff_and_the_pool_counts_the_call(
         future = executor.submit(pow, 2, 10)
         queued = future._upstream
         assert isinstance(queued, Handoff) == OWN_POOL_ITEMS
+        if OWN_POOL_ITEMS:  # the pool's work item, its own future: one object
+            assert isinstance(queued, WorkItem)
+            assert queued.future is queued
         assert not future.running()
         release.set()
         assert future.result(TIMEOUT) == 1024

@@ -34,11 +34,12 @@
 #                                   and the submitter's context carried to the work
 #   proxy scheduler clock errors    ProxyFuture; the shared timer thread; the
 #                                   clock; the library's exceptions
-#   resolvable waiters handoff      ProxyFuture's base: the standard future API
-#                                   over one lock, resolved once; what it holds
-#                                   of waiters and done callbacks; what the
-#                                   library's thread pool runs a poll future's
-#                                   call for, in place of a future of its own
+#   resolvable waiters handoff work_item  ProxyFuture's base: the standard
+#                                   future API over one lock, resolved once; what
+#                                   it holds of waiters and done callbacks; the
+#                                   library's thread pool's work items, and the
+#                                   one of a call whose follower is known (a poll
+#                                   future's), in place of a future of its own
 #   callbacks bounded_map           running users' callbacks (contained, flat);
 #                                   Executor.map with buffersize, on every Python
 #   logging                         the contained logger; per-future records (TRACE)

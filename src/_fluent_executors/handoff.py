@@ -1,6 +1,7 @@
-"""Handoff: what the library's thread pool runs a call for, in place of a future of
-its own, where the one future that will follow it is known as the call is queued
-(a poll, map or flat-map future over the pool, called directly).
+"""Handoff: the work item of the library's thread pool for a call whose one
+follower is known as the call is queued (a poll, map or flat-map future over the
+pool, called directly): it holds the call's outcome itself, in place of a future
+of the pool's own, and hands it to the follower.
 
 A pool future that only one follower ever sees costs a whole future per call: its
 fields, its lock, its resolving and its done callback; at 64,000 poll futures
@@ -12,8 +13,16 @@ outcome, and the pool's count of it. It takes the follower's lock and hands its
 outcome to the follower at once, by a direct call of its ``_on_upstream_done``; it
 has no waiters and no done callbacks, as nobody else holds it.
 
-Who calls what: the pool's work item calls :meth:`set_running_or_notify_cancel`
-and then :meth:`Handoff._try_resolve`, as on a future of the pool; the pool's
+It is also the work item that the pool queues (a
+:class:`~_fluent_executors.work_item.WorkItem`, its own ``future``): one object per
+call, not a handoff and an item that refers to it. Each object that the garbage
+collector tracks counts towards its next collection; at 64,000 poll futures
+outstanding the one fewer per call spares the collections of the oldest
+generation (``bench/poll_scale.py``'s "full collections", Python 3.13 to 3.15).
+
+Who calls what: a worker calls :meth:`~_fluent_executors.work_item.WorkItem.run`,
+which calls :meth:`set_running_or_notify_cancel` and then
+:meth:`Handoff._try_resolve`, as on a future of the pool; the pool's
 ``shutdown(cancel_futures=True)`` calls :meth:`cancel` and a failed initializer
 :meth:`set_exception`, as on any future of the pool (and a submit that could
 start no worker :meth:`withdraw`); the follower reads
@@ -23,20 +32,23 @@ cancel hook. A cancel or an outcome from any of them reaches the follower once.
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Callable
 from concurrent.futures import CancelledError, Future
 from typing import TYPE_CHECKING, Any
 
 from .callbacks import contain
 from .stdlib_compat import CANCELLED_AND_NOTIFIED, FINISHED, PENDING, RUNNING
+from .work_item import WorkItem
 
 if TYPE_CHECKING:
     from .counts import Counts
     from .proxy import ProxyFuture
 
 
-class Handoff(Future[Any]):
-    """The pool's side of a call that it runs for ``follower``, a future of the
-    library that follows nothing else, in place of a future of the pool's own.
+class Handoff(WorkItem, Future[Any]):
+    """The pool's work item of a call that it runs for ``follower``, a future of
+    the library that follows nothing else, in place of a future of the pool's own.
 
     A :class:`concurrent.futures.Future` to type checkers and to ``isinstance``
     only (``Future.__init__`` is not called, as for a proxy future): it implements
@@ -46,6 +58,8 @@ class Handoff(Future[Any]):
     Args:
         follower: the future that takes on the call's outcome; its lock guards
             the handoff's state too.
+        fn, args, kwargs, counts, context: the call, as for
+            :class:`~_fluent_executors.work_item.WorkItem`.
     """
 
     __slots__ = ("_exception", "_follower", "_lock", "_result", "_state", "_tracker")
@@ -53,13 +67,28 @@ class Handoff(Future[Any]):
     # What counts.Counts.adopt sets, and record_end reads while metrics are on.
     _tracked_since = 0.0
 
-    def __init__(self, follower: ProxyFuture[Any]) -> None:
+    def __init__(
+        self,
+        follower: ProxyFuture[Any],
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        counts: Counts,
+        context: contextvars.Context | None,
+    ) -> None:
         self._follower: ProxyFuture[Any] | None = follower
         self._lock = follower._lock
         self._state = PENDING
         self._result: Any = None
         self._exception: BaseException | None = None
         self._tracker: Counts | None = None
+        super().__init__(fn, args, kwargs, counts, context)
+
+    @property
+    def future(self) -> Handoff:
+        """The work item's future is the handoff itself: what the pool's shutdown
+        cancels and a failed initializer fails."""
+        return self
 
     # -- what the pool calls --------------------------------------------------------
 

@@ -10,12 +10,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from _fluent_executors.counts import Counts, open_counts
+from _fluent_executors.counts import open_counts
 from _fluent_executors.handoff import Handoff
 from _fluent_executors.library_pool import LibraryPool, check_max_workers
 from _fluent_executors.proxy import ProxyFuture
-from _fluent_executors.stdlib_compat import FINISHED, OWN_POOL_ITEMS
+from _fluent_executors.stdlib_compat import OWN_POOL_ITEMS
 from _fluent_executors.tracing import InContext, tracer
+from _fluent_executors.work_item import FutureItem, WorkItem
 from _fluent_executors.wrapper import NO_KWARGS, check_name, check_submittable
 
 __all__ = ["ThreadPoolExecutor"]  # and ProcessPoolExecutor, imported on first use
@@ -27,9 +28,10 @@ P = ParamSpec("P")
 # The standard thread pool's submit makes a standard Future and a _WorkItem, whose
 # run() resolves it, and queues the item for its worker threads. The library's pool
 # does the same under the same locks and checks, but queues a work item of its own
-# that resolves the library's future: one future per submit, not a standard one
-# and a proxy that follows it. What it relies on (the pool's _shutdown_lock,
-# _broken, _shutdown, _work_queue, _threads, _max_workers and _adjust_thread_count
+# (_fluent_executors.work_item) that resolves the library's future: one future per
+# submit, not a standard one and a proxy that follows it. What it relies on (the
+# pool's _shutdown_lock, _broken, _shutdown, _work_queue, _threads, _max_workers
+# and _adjust_thread_count
 # (which starts a thread only below _max_workers), the module's
 # _global_shutdown_lock and _shutdown, and that workers call run() on what they
 # take, shutdown(cancel_futures=True) calls future.cancel() and a failed
@@ -57,53 +59,6 @@ def _runs_tasks_itself(cls: type[concurrent.futures.ThreadPoolExecutor]) -> bool
     )
     prepare: Any = getattr(cls, "prepare_context", None)
     return standard is None or prepare.__func__ is standard.__func__
-
-
-class _WorkItem:
-    """A callable of the thread pool and the future its outcome resolves: what the
-    pool's worker threads run (``run()``, counted as running meanwhile) and what its
-    shutdown cancels (``future.cancel()``)."""
-
-    __slots__ = ("args", "context", "counts", "fn", "future", "kwargs")
-
-    def __init__(
-        self,
-        future: ProxyFuture[Any] | Handoff,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        counts: Counts,
-        context: contextvars.Context | None,
-    ) -> None:
-        self.future = future
-        self.fn = fn
-        self.args = args
-        self.kwargs = kwargs
-        self.counts = counts
-        self.context = context  # None: fn runs in a context of its own
-
-    def run(self, ctx: object = None) -> None:
-        # ctx: the worker's WorkerContext (3.14 and later), not needed (see above)
-        future = self.future
-        if not future.set_running_or_notify_cancel():
-            return
-        counts = self.counts
-        counts.running_changed(1)
-        context = self.context
-        try:
-            if context is None:
-                result = self.fn(*self.args, **self.kwargs)
-            else:
-                result = context.run(self.fn, *self.args, **self.kwargs)
-        except BaseException as error:
-            counts.running_changed(-1)
-            future._try_resolve(FINISHED, None, error, "add_exception")
-            del future, self  # no reference cycle through the traceback
-        else:
-            counts.running_changed(-1)
-            # (Not set_result: a future a user resolved meanwhile must not raise
-            # InvalidStateError here, which would end the worker thread.)
-            future._try_resolve(FINISHED, result, None, "add_result")
 
 
 class _IdleWorkers:
@@ -269,19 +224,19 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
         """:meth:`_take_captured`, for ``follower``, the one future of the library
         that will follow the call and nothing else (a poll or map future; see
         ``wrapper.DelegatingExecutor._submit_to_delegate_for``): it follows the
-        call's :class:`~_fluent_executors.handoff.Handoff`, which the work item
-        resolves in place of a future of the pool. Where the pool takes the
-        standard submit, it follows the pool's future."""
+        call's :class:`~_fluent_executors.handoff.Handoff`, the work item queued,
+        which holds the outcome in place of a future of the pool. Where the pool
+        takes the standard submit, it follows the pool's future."""
         if not self._own_items:
             follower._follow(self._take_captured(call, args, kwargs))
             return
-        handoff = Handoff(follower)
-        follower._upstream = handoff  # before any worker can run the call
         counts, kwargs = self._counts, kwargs or NO_KWARGS
         if call.span is None:  # the work item runs the callable in its context
-            self._queue(_WorkItem(handoff, call.fn, args, kwargs, counts, call.context))
+            handoff = Handoff(follower, call.fn, args, kwargs, counts, call.context)
         else:  # it runs itself, under its span
-            self._queue(_WorkItem(handoff, call, args, kwargs, counts, None))
+            handoff = Handoff(follower, call, args, kwargs, counts, None)
+        follower._upstream = handoff  # before any worker can run the call
+        self._queue(handoff)
 
     def _submit(
         self,
@@ -298,11 +253,11 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
             return super()._submit(fn, args, kwargs)
         future: ProxyFuture[T] = ProxyFuture()
         self._queue(
-            _WorkItem(future, fn, args, kwargs or NO_KWARGS, self._counts, context)
+            FutureItem(future, fn, args, kwargs or NO_KWARGS, self._counts, context)
         )
         return future
 
-    def _queue(self, item: _WorkItem) -> None:
+    def _queue(self, item: WorkItem) -> None:
         """Queue ``item`` for the workers, its future counted in the pool's stats,
         and start a worker if none is idle.
 
