@@ -31,10 +31,9 @@ P = ParamSpec("P")
 # (_fluent_executors.work_item) that resolves the library's future: one future per
 # submit, not a standard one and a proxy that follows it. What it relies on (the
 # pool's _shutdown_lock, _broken, _shutdown, _work_queue, _threads, _max_workers
-# and _adjust_thread_count
-# (which starts a thread only below _max_workers), the module's
-# _global_shutdown_lock and _shutdown, and that workers call run() on what they
-# take, shutdown(cancel_futures=True) calls future.cancel() and a failed
+# and _adjust_thread_count (which starts a thread only below _max_workers), the
+# module's _global_shutdown_lock and _shutdown, and that workers call run() on
+# what they take, shutdown(cancel_futures=True) calls future.cancel() and a failed
 # initializer future.set_exception(); and that the pool's _idle_semaphore is only
 # released by workers and tried by _adjust_thread_count, which _IdleWorkers stands
 # in for) is the same from Python 3.10 to 3.15, which tests/test_pools.py checks.
@@ -222,11 +221,11 @@ class ThreadPoolExecutor(LibraryPool, concurrent.futures.ThreadPoolExecutor):
         kwargs: dict[str, Any],
     ) -> None:
         """:meth:`_take_captured`, for ``follower``, the one future of the library
-        that will follow the call and nothing else (a poll or map future; see
-        ``wrapper.DelegatingExecutor._submit_to_delegate_for``): it follows the
-        call's :class:`~_fluent_executors.handoff.Handoff`, the work item queued,
-        which holds the outcome in place of a future of the pool. Where the pool
-        takes the standard submit, it follows the pool's future."""
+        that will follow the call and nothing else (a poll, map or flat-map
+        future; see ``wrapper.DelegatingExecutor._submit_to_delegate_for``): it
+        follows the call's :class:`~_fluent_executors.handoff.Handoff`, the work
+        item queued, which holds the outcome in place of a future of the pool.
+        Where the pool takes the standard submit, it follows the pool's future."""
         if not self._own_items:
             follower._follow(self._take_captured(call, args, kwargs))
             return
