@@ -39,6 +39,18 @@ def test_results_and_exceptions_arrive_from_the_interpreters() -> None:
 
 
 @needs_314
+def test_an_argument_no_interpreter_can_share_fails_the_future() -> None:
+    import threading
+
+    with Executors.interpreter_pool(1, name="interp") as pool:
+        future = pool.submit(id, threading.Lock())  # neither shareable nor picklable
+
+        error = future.exception(timeout=TIMEOUT)
+    assert isinstance(error, TypeError)
+    assert type(error).__name__ == "NotShareableError"
+
+
+@needs_314
 def test_it_is_a_named_standard_pool_with_the_chain() -> None:
     import concurrent.futures
 

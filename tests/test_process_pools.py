@@ -164,6 +164,21 @@ def test_map_sends_chunks_and_keeps_the_order_with_a_buffersize() -> None:
         assert pool.stats().submitted == 4
 
 
+def test_closing_maps_iterator_submits_nothing_more() -> None:
+    # A generator, as the standard process pool's map returns: it has close().
+    with forkserver_pool() as pool:
+        results = pool.map(pow, range(100), [2] * 100, chunksize=2, buffersize=2)
+
+        assert next(results) == 0
+        submitted = pool.stats().submitted  # the first two chunks, and one more
+        results.close()
+
+        with pytest.raises(StopIteration):
+            next(results)
+        assert submitted == 3
+    assert pool.stats().submitted == submitted
+
+
 @pytest.mark.parametrize("chunksize", [0, -1])
 def test_map_refuses_a_chunksize_below_one(chunksize: int) -> None:
     with forkserver_pool() as pool, pytest.raises(ValueError, match="chunksize"):

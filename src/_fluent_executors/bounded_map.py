@@ -10,7 +10,8 @@ the order of the arguments; each wait is bounded by what is left of ``timeout``
 (seconds, from the call of ``map``). A result taken, or the iterator closed or
 collected, cancels the futures not yet taken. The iterator holds its executor
 through a weak reference only, as the standard library's does: an executor
-collected meanwhile submits nothing more.
+collected meanwhile submits nothing more. (A wrapper's futures refer to their
+executor, so a wrapper is not collected while calls of the map are in flight.)
 """
 
 from __future__ import annotations

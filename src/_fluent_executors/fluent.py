@@ -194,8 +194,10 @@ class FluentExecutor(Executor, _ResultBase[R]):
         ``buffersize``, only that many ahead of the consumer: the first
         ``buffersize`` before ``map`` returns, then one more each time a result
         is taken, so that a long or endless iterable is read as the results are
-        used. The iterator holds the executor by a weak reference only; closing
-        it (or taking a result that raises) cancels the calls not yet taken.
+        used. The iterator holds the executor by a weak reference only (but a
+        wrapper's futures refer to it: a wrapper dropped with calls of the map in
+        flight lives, and submits, on); closing it (or taking a result that
+        raises) cancels the calls not yet taken.
 
         Args:
             fn: the callable, taking one argument from each iterable.
@@ -204,7 +206,8 @@ class FluentExecutor(Executor, _ResultBase[R]):
                 (``None``: no limit).
             chunksize: the calls a process pool sends to a worker process at once
                 (:class:`~fluent_executors.ProcessPoolExecutor`); ignored by the
-                other executors, as by the standard ones.
+                other executors, as by the standard ones, a wrapper around a
+                process pool included (it submits one call at a time).
             buffersize: the most calls submitted whose results have not been
                 taken (``None``: every call is submitted at once).
 

@@ -36,8 +36,9 @@ class InterpreterPoolExecutor(LibraryPool, _StandardPool):
 
     Each worker thread runs the callables in a subinterpreter of its own, so
     they run in parallel, with a GIL each. A callable and its arguments must be
-    shareable between interpreters (picklable: a module-level function, not a
-    lambda or a closure); its future fails with the pickling error otherwise.
+    shareable between interpreters (what the standard pool cannot share, it
+    pickles); its future fails with ``concurrent.interpreters.NotShareableError``,
+    a :class:`TypeError`, otherwise.
     Callables run without the submitter's ``contextvars`` context, as in a
     process pool. A ``FluentExecutor[SameResult]`` (see
     :ref:`guide-result-types`).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -85,7 +85,7 @@ class ProcessPoolExecutor(LibraryPool, concurrent.futures.ProcessPoolExecutor):
             timeout=timeout,
             buffersize=buffersize,
         )
-        return itertools.chain.from_iterable(chunks)
+        return _one_by_one(chunks)
 
     def terminate_workers(self) -> None:
         """Terminate the worker processes (``SIGTERM``), as the standard
@@ -139,6 +139,18 @@ def _chunks(
     shorter), read as they are asked for."""
     while chunk := tuple(itertools.islice(arguments, size)):
         yield chunk
+
+
+def _one_by_one(chunks: Iterator[list[T]]) -> Generator[T, None, None]:
+    """The results of ``chunks``, one by one: a generator, as the standard process
+    pool's ``map`` returns, whose ``close()`` (or collection) closes ``chunks``,
+    which cancels the calls not yet taken."""
+    try:
+        for chunk in chunks:
+            yield from chunk
+    finally:
+        if isinstance(chunks, Generator):  # map's iterator is one
+            chunks.close()
 
 
 def _call_chunk(fn: Callable[..., T], chunk: tuple[tuple[Any, ...], ...]) -> list[T]:

@@ -18,9 +18,10 @@ flag beside it says so. Three flags decide, once, at import:
   a list, and a standard future is asked through its methods.
 - :data:`LOCK_FREE`: the steps that the GIL makes atomic (a counter's increment,
   a dict's ``pop`` beside a ``list()`` of it, a field set and read across
-  threads: ``Outstanding.discard``, the end of a queueing wrapper's dispatch, the
-  retry future's phase, a deadline queue's count of done items) go without their
-  lock only where a GIL runs the threads one at a time.
+  threads: ``Outstanding.discard``, the end of a queueing wrapper's dispatch, a
+  throttle's count of the futures under way, the retry future's phase, a deadline
+  queue's count of done items) go without their lock only where a GIL runs the
+  threads one at a time.
 
 All are off in the *portable* mode: on a free-threaded build
 (``sys._is_gil_enabled()`` false), on a Python version the library does not know,

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from _fluent_executors.fluent import Delegate, R
 from _fluent_executors.queueing import QueueingExecutor, _QueuedFuture
 from _fluent_executors.scheduler import TimerHandle, call_later
+from _fluent_executors.stdlib_compat import LOCK_FREE
 
 __all__ = ["ThrottleCount", "ThrottleExecutor"]
 
@@ -202,8 +203,12 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
 
     def _release(self) -> None:
         """A future passed on is done, or its submit failed: one more may go."""
-        # Without the lock (an increment is atomic: see _fluent_executors.counts):
+        # Without the lock (a decrement is atomic: see _fluent_executors.counts):
         # _admit, which reads it under the lock, may miss it, and then the _pump
         # below, which comes after it, admits.
-        self._running -= 1
+        if LOCK_FREE:
+            self._running -= 1
+        else:  # no GIL to make the decrement atomic (see stdlib_compat)
+            with self._lock:
+                self._running -= 1
         self._pump()
