@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from postgres_server import PostgresServer
 from store_doubles import LEASE, Clock
-from wrapper_doubles import TIMEOUT
+from wrapper_doubles import TIMEOUT, WrittenUnderLock
 
 from _fluent_executors.logging import ContainedLogger
 from _fluent_executors.poll.keeper import StoreKeeper
@@ -876,6 +876,28 @@ class UnreadableResult:
     @property
     def result(self) -> Any:
         raise RuntimeError("no result")
+
+
+def test_a_keeper_counts_the_stores_failures_under_its_lock(sqlite: Any) -> None:
+    # release() calls the store in the thread of resume() while the poll thread
+    # may too: without a GIL, two "errors += 1" at once could count one.
+    counted = WrittenUnderLock()
+
+    class Spy(StoreKeeper):
+        errors = counted  # type: ignore[assignment]
+
+    store = sqlite(recording=True)
+    keeper = Spy(store, False, LEASE, 1.0, ContainedLogger(logging.getLogger("t")), "t")
+    counted.armed = True
+    released = [StoredTask("k", None, False, None, "", 0.0)]
+    store.failing = True
+    keeper.release(released)
+    store.failing = False
+    keeper.release(released)
+
+    assert keeper.errors == 1
+    assert counted.unlocked == []
+    keeper.finish(0.0)
 
 
 def test_finish_closes_a_store_it_made_even_if_its_last_sync_raises(

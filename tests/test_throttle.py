@@ -19,6 +19,7 @@ from wrapper_doubles import (
     TIMEOUT,
     BrokenSubmitExecutor,
     ManualExecutor,
+    WrittenUnderLock,
     invalid_state_errors,
     raise_,
 )
@@ -552,31 +553,21 @@ def test_more_executors_positional_signature_still_works():
 def test_without_a_gil_the_count_under_way_changes_under_the_lock() -> None:
     # "self._running -= 1" is a read and then a write: without a GIL another
     # thread's may come between them, and a slot would stay taken for good.
-    unlocked: list[int] = []
+    running = WrittenUnderLock()
 
     class Spy(ThrottleExecutor[Any]):
-        built = False
-
-        @property  # type: ignore[override]
-        def _running(self) -> int:
-            return self._count_of_running
-
-        @_running.setter
-        def _running(self, value: int) -> None:
-            if self.built and not self._lock.locked():  # one thread: this one's
-                unlocked.append(value)
-            self._count_of_running = value
+        _running = running
 
     delegate = ManualExecutor()
     executor = Spy(delegate, 1)
-    executor.built = True
+    running.armed = True
     futures = [executor.submit(ident, i) for i in range(3)]
     for index in range(3):  # each ends, and lets the next one in
         delegate.finish(index)
 
     assert [f.result(TIMEOUT) for f in futures] == [0, 1, 2]
     assert executor._running == 0
-    assert unlocked == []
+    assert running.unlocked == []
 
 
 @pytest.mark.skipif(not LOCK_FREE, reason="the dispatch ends under the lock here")

@@ -17,6 +17,7 @@ __all__ = [
     "TIMEOUT",
     "BrokenSubmitExecutor",
     "ManualExecutor",
+    "WrittenUnderLock",
     "examples",
     "invalid_state_errors",
     "raise_",
@@ -24,6 +25,30 @@ __all__ = [
 ]
 
 TIMEOUT = 10.0  # seconds: a generous bound for anything that should happen "now"
+
+
+class WrittenUnderLock:
+    """A field whose writes a test checks, set on a subclass of the class under
+    test (``class Spy(ThrottleExecutor): _running = spy``): once :attr:`armed`,
+    each value written while the instance's ``_lock`` is free goes into
+    :attr:`unlocked`. (A test in one thread reads a lock that is held as held by
+    itself.)"""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.unlocked: list[object] = []
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = f"_spied{name}"
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        return self if instance is None else instance.__dict__[self.name]
+
+    def __set__(self, instance: Any, value: object) -> None:
+        if self.armed and not instance._lock.locked():
+            self.unlocked.append(value)
+        instance.__dict__[self.name] = value
 
 
 class BrokenSubmitExecutor(Executor):

@@ -479,13 +479,17 @@ class StoreKeeper:
         try:
             answer = method(*args)
         except BaseException:  # StoreError, or a user's store's own bug
-            self.errors += 1
-            self._retry_at = self._now + min(
-                self._retry_interval * 2.0 ** min(self._failures, 64), RETRY_CAP
-            )
-            self._failures += 1
-            if not self._failing:
-                self._failing = True
+            # Under the lock: release() calls the store in the thread of
+            # resume() while the poll thread may too (without a GIL, two
+            # "errors += 1" at once could count one).
+            with self._lock:
+                self.errors += 1
+                self._retry_at = self._now + min(
+                    self._retry_interval * 2.0 ** min(self._failures, 64), RETRY_CAP
+                )
+                self._failures += 1
+                outage_begins, self._failing = not self._failing, True
+            if outage_begins:
                 self._logger.warning(
                     "store of poll executor %r failed to %s; its futures stay "
                     "pending and the store is tried again, less and less often (logged "
@@ -495,12 +499,14 @@ class StoreKeeper:
                     exc_info=True,
                 )
             return None
-        self._failures = 0
-        if self._failing:
-            self._failing = False
+        with self._lock:
+            self._failures = 0
+            outage_ends, self._failing = self._failing, False
+            errors = self.errors
+        if outage_ends:
             self._logger.warning(
                 "store of poll executor %r works again (%d failed calls in all)",
                 self._name,
-                self.errors,
+                errors,
             )
         return answer if answer is not None else True
