@@ -830,3 +830,15 @@ async def test_a_rate_limit_reports_its_queue_rate_cuts_and_pause(
     assert held.submitted == held.pending + held.running + held.done == 3
     assert (done.queued, done.running, done.done, done.failed) == (0, 0, 3, 1)
     assert not done.paused
+
+
+def test_the_poll_layers_counts_take_a_lock_where_no_gil_makes_them_atomic() -> None:
+    # Descriptors may be resolved from any thread: without a GIL, the layer's
+    # done/failed/cancelled counts need the locked counts.
+    from _fluent_executors.counts import Counts, LockedCounts
+    from _fluent_executors.stdlib_compat import LOCK_FREE
+
+    executor = AsyncExecutors.inline().with_poll(lambda descriptors: 1.0)
+
+    (layer,) = executor._polls
+    assert type(layer.driver._counts) is (Counts if LOCK_FREE else LockedCounts)

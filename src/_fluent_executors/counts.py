@@ -318,6 +318,15 @@ def event_count() -> EventCount:
     return EventCount() if LOCK_FREE else LockedEventCount()
 
 
+def new_counts(
+    kind: str, name: str, metrics: ExecutorMetrics | None, counts_running: bool = False
+) -> Counts:
+    """New :class:`Counts` (see its arguments), locked where no GIL makes an
+    increment atomic (:class:`LockedCounts`)."""
+    make = Counts if LOCK_FREE else LockedCounts
+    return make(kind, name, metrics, counts_running)
+
+
 def open_counts(
     executor: object, kind: str, name: str, *, counts_running: bool = False
 ) -> Counts:
@@ -332,5 +341,4 @@ def open_counts(
         counts_running: whether the executor keeps ``running`` up to date (else
             ``pending``).
     """
-    make = Counts if LOCK_FREE else LockedCounts
-    return make(kind, name, for_executor(executor, kind, name), counts_running)
+    return new_counts(kind, name, for_executor(executor, kind, name), counts_running)

@@ -17,7 +17,7 @@ import anyio.lowlevel
 from anyio.lowlevel import EventLoopToken
 
 from ..adaptive import AdaptiveRate, check_adaptive
-from ..counts import Counts
+from ..counts import new_counts
 from ..durable import check_lease, check_store
 from ..fluent import R, SameResult
 from ..logging import ContainedLogger
@@ -710,7 +710,7 @@ class AsyncExecutor(Generic[R]):
             poll_timeout=poll_timeout,
         )
         driver = AsyncPollDriver(
-            settings, Counts("poll", layer_name, None), store, lease
+            settings, new_counts("poll", layer_name, None), store, lease
         )
         return AsyncExecutor(self, layer_name, Poll(driver))
 
