@@ -5,12 +5,14 @@
 from __future__ import annotations
 
 import logging
+import threading
 from concurrent.futures import Future
 from typing import Any
 
 import pytest
 import structlog_like
 
+from _fluent_executors.logging import Once
 from fluent_executors import TRACE, Executors, f_timeout
 from fluent_executors.testing import virtual_time
 
@@ -153,3 +155,29 @@ def test_a_timeout_that_fires_is_a_per_future_record(
     [record] = library_records(caplog)
     assert record.levelno == TRACE
     assert record.getMessage() == "f_timeout: future not done after 1.0 s; cancelled"
+
+
+def test_once_is_first_for_one_call_until_reset() -> None:
+    once = Once()
+
+    assert [once.first(), once.first()] == [True, False]
+    once.reset()
+    assert [once.first(), once.first()] == [True, False]
+
+
+def test_once_is_first_for_one_of_many_threads_asking_at_once() -> None:
+    once = Once()
+    start = threading.Barrier(8)
+    answers: list[bool] = []
+
+    def ask() -> None:
+        start.wait(TIMEOUT)
+        answers.append(once.first())
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT)
+
+    assert sorted(answers) == [False] * 7 + [True]

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .hints import DelayHint, retry_after
+from .logging import Once
 from .wrapper import check_callable, check_non_negative
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ class AdaptiveRate:
         self._owner = owner
         self._logger = logger
         self._hint = DelayHint(retry_after, owner)
-        self._warned_too_many = False
+        self._too_many_failed = Once()  # warned about: later at DEBUG
         self.reset()
 
     def reset(self) -> None:
@@ -154,8 +155,7 @@ class AdaptiveRate:
         try:
             too = bool(settings.too_many(error))
         except BaseException:  # a user's callable: contained
-            level = logging.DEBUG if self._warned_too_many else logging.WARNING
-            self._warned_too_many = True
+            level = logging.WARNING if self._too_many_failed.first() else logging.DEBUG
             self._logger.log(
                 level,
                 "too_many predicate %r of %s raised; read as False (warned once)",

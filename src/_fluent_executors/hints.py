@@ -15,6 +15,7 @@ import math
 import numbers
 from collections.abc import Callable
 
+from .logging import Once
 from .public import publish
 from .wrapper import check_callable, check_non_negative
 
@@ -127,7 +128,7 @@ class DelayHint:
         TypeError: ``function`` is not callable.
     """
 
-    __slots__ = ("_function", "_owner", "_warned")
+    __slots__ = ("_failed", "_function", "_owner")
 
     def __init__(
         self, function: Callable[[BaseException], float | None], owner: str
@@ -135,7 +136,7 @@ class DelayHint:
         check_callable("delay_hint", function)
         self._function = function
         self._owner = owner
-        self._warned = False
+        self._failed = Once()  # warned about: later failures are logged at DEBUG
 
     @property
     def function(self) -> Callable[[BaseException], float | None]:
@@ -155,8 +156,7 @@ class DelayHint:
             if not (math.isfinite(seconds) and seconds >= 0):
                 raise ValueError(f"not a finite number of seconds >= 0: {hint!r}")
         except BaseException:  # a user's callable: contained
-            level = logging.DEBUG if self._warned else logging.WARNING
-            self._warned = True
+            level = logging.WARNING if self._failed.first() else logging.DEBUG
             logger.log(
                 level,
                 "delay hint %r of %s failed on %r; ignoring the hint (warned once)",

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from typing import Any
 
-__all__ = ["TRACE", "ContainedLogger", "trace"]
+__all__ = ["TRACE", "ContainedLogger", "Once", "trace"]
 
 # The level of the per-future records, public as fluent_executors.TRACE (documented
 # in docs/api/index.rst).
@@ -42,6 +43,30 @@ def trace(
         logger.emit(logging.DEBUG, "debug", message, args, 3, exc_info=exc_info)
     elif logger.isEnabledFor(TRACE):
         logger.emit(TRACE, None, message, args, 3, exc_info=exc_info)
+
+
+class Once:
+    """Whether something is done for the first time, asked by any thread: what a
+    warning logged once (per executor, per outage...) asks. :meth:`first` is
+    ``True`` for one call only, until :meth:`reset`; its check and its set are
+    one step, under a lock (without a GIL, two threads could both find the flag
+    unset)."""
+
+    __slots__ = ("_done", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+
+    def first(self) -> bool:
+        """``True`` for the first call since construction or :meth:`reset`."""
+        with self._lock:
+            first, self._done = not self._done, True
+        return first
+
+    def reset(self) -> None:
+        """Make the next :meth:`first` ``True`` again."""
+        self._done = False
 
 
 class ContainedLogger:

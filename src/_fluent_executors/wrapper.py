@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, TypeVar, cast, overload
 from . import scheduler
 from .counts import open_counts
 from .fluent import Delegate, FluentExecutor, R, SameResult
-from .logging import ContainedLogger
+from .logging import ContainedLogger, Once
 from .proxy import ProxyFuture
 from .stdlib_compat import interpreter_exiting
 from .tracing import InContext, submit_captured, tracer
@@ -278,9 +278,7 @@ class DelegatingExecutor(FluentExecutor[R]):
         )
         self._shutdown_lock = threading.Lock()
         self._is_shutdown = False
-
-    # Whether the one line of _log_failure at interpreter exit has been logged.
-    _logged_at_exit = False
+        self._exit_logged = Once()  # the one line of _log_failure at exit
 
     def _log_failure(
         self,
@@ -300,8 +298,7 @@ class DelegatingExecutor(FluentExecutor[R]):
         """
         if not interpreter_exiting():
             self._logger.log(level, message, *args, exc_info=error or True)
-        elif not self._logged_at_exit:
-            self._logged_at_exit = True
+        elif self._exit_logged.first():
             self._logger.log(
                 level,
                 f"{message} (the interpreter is exiting: not logged again "

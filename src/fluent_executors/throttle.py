@@ -8,6 +8,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from _fluent_executors.fluent import Delegate, R
+from _fluent_executors.logging import Once
 from _fluent_executors.queueing import QueueingExecutor, _QueuedFuture
 from _fluent_executors.scheduler import TimerHandle, call_later
 from _fluent_executors.stdlib_compat import LOCK_FREE
@@ -119,7 +120,7 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
             raise ValueError(f"count must be >= 0, got {count}")
         self._count = count
         self._last_good: int | None = count if isinstance(count, int) else 1
-        self._warned = False  # about the count callable, since its last good value
+        self._bad_count = Once()  # warned about, since the count's last good value
         self._running = 0  # futures passed to the delegate and not yet done
         self._recheck: TimerHandle | None = None  # reads a count callable again
         if not isinstance(count, int):
@@ -153,16 +154,15 @@ class ThrottleExecutor(QueueingExecutor["int | None", bool, R]):
             self._warn_bad_count("raised", exc_info=True)
         else:
             if value is None or _is_count(value):
-                self._warned = False
+                self._bad_count.reset()
                 self._last_good = value
             else:
                 self._warn_bad_count(f"returned {value!r}, not an int >= 0 or None")
         return self._last_good
 
     def _warn_bad_count(self, what: str, exc_info: bool = False) -> None:
-        if self._warned:
+        if not self._bad_count.first():
             return
-        self._warned = True
         self._logger.warning(
             "Error evaluating throttle count via %r: the count callable of throttle "
             "executor %r %s; keeping the limit at %s (warned once until it returns a "
