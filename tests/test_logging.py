@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import Future
+from collections.abc import Callable
+from concurrent.futures import BrokenExecutor, Executor, Future
 from typing import Any
 
 import pytest
 import structlog_like
 
 from _fluent_executors.logging import Once
-from fluent_executors import TRACE, Executors, f_timeout
+from fluent_executors import TRACE, ExceptionRetryPolicy, Executors, f_timeout
 from fluent_executors.testing import virtual_time
 
 TIMEOUT = 10.0
@@ -181,3 +182,44 @@ def test_once_is_first_for_one_of_many_threads_asking_at_once() -> None:
         thread.join(TIMEOUT)
 
     assert sorted(answers) == [False] * 7 + [True]
+
+
+class BreaksAfter(Executor):
+    """A pool whose workers die: the first ``calls`` fail with
+    ``BrokenExecutor``, and every submit after raises it."""
+
+    def __init__(self, calls: int) -> None:
+        self.calls = calls
+
+    def submit(
+        self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+    ) -> Future[Any]:
+        error = BrokenExecutor("the workers are gone")
+        if not self.calls:
+            raise error
+        self.calls -= 1
+        future: Future[Any] = Future()
+        future.set_exception(error)
+        return future
+
+
+@pytest.mark.parametrize("build", ["throttle", "retry"])
+def test_a_broken_delegate_is_logged_once_per_executor(
+    build: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every call fails after: one record, not one each.
+    executor = (
+        Executors.with_throttle(BreaksAfter(0), 2)
+        if build == "throttle"  # its dispatch finds the delegate broken
+        else Executors.with_retry(  # its second attempts do
+            BreaksAfter(3), ExceptionRetryPolicy(sleep=0.0)
+        )
+    )
+    with caplog.at_level(logging.WARNING, logger="fluent_executors"):
+        futures = [executor.submit(int, "1") for _ in range(3)]
+        errors = [future.exception(TIMEOUT) for future in futures]
+
+    assert all(isinstance(error, BrokenExecutor) for error in errors)
+    (record,) = library_records(caplog)
+    assert "the delegate is broken: not logged again" in record.getMessage()
+    assert record.exc_info is not None

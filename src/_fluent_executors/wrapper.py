@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+import sys
 import threading
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import BrokenExecutor, Executor, Future
 from contextvars import copy_context
 from types import FunctionType
 from typing import Any, ParamSpec, TypeVar, cast, overload
@@ -279,6 +280,7 @@ class DelegatingExecutor(FluentExecutor[R]):
         self._shutdown_lock = threading.Lock()
         self._is_shutdown = False
         self._exit_logged = Once()  # the one line of _log_failure at exit
+        self._broken_logged = Once()  # the one record of a broken delegate
 
     def _log_failure(
         self,
@@ -294,16 +296,30 @@ class DelegatingExecutor(FluentExecutor[R]):
 
         Once the interpreter is exiting, the pools refuse new work, and every
         pending retry or queued callable would fail with a traceback: then one
-        line is logged per executor, without it, and nothing more.
+        line is logged per executor, without it, and nothing more. Likewise once
+        the failure is a :class:`~concurrent.futures.BrokenExecutor` (a process
+        pool whose workers died or were stopped, which never works again): the
+        first is logged, with its traceback, and no other of this executor.
         """
-        if not interpreter_exiting():
+        if interpreter_exiting():
+            if self._exit_logged.first():
+                self._logger.log(
+                    level,
+                    f"{message} (the interpreter is exiting: not logged again "
+                    "for this executor)",
+                    *args,
+                )
+            return
+        failure = error if error is not None else sys.exc_info()[1]
+        if not isinstance(failure, BrokenExecutor):
             self._logger.log(level, message, *args, exc_info=error or True)
-        elif self._exit_logged.first():
+        elif self._broken_logged.first():
             self._logger.log(
                 level,
-                f"{message} (the interpreter is exiting: not logged again "
-                "for this executor)",
+                f"{message} (the delegate is broken: not logged again for this "
+                "executor)",
                 *args,
+                exc_info=failure,
             )
 
     def _lock_to_share(self, upstream: Future[Any]) -> threading.RLock | None:
