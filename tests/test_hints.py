@@ -3,11 +3,13 @@ with_retry and in poll_retry_policy (see docs/retry.rst, "Server-hinted delays")
 
 from __future__ import annotations
 
+import copy
 import datetime
 import email.message
 import email.utils
 import logging
 import math
+import pickle
 import time
 import urllib.error
 from collections.abc import Callable
@@ -247,6 +249,22 @@ def test_a_custom_delay_hint_and_before_sleep_see_the_hinted_delay() -> None:
 
 def test_jitter_does_not_apply_to_a_hint() -> None:
     policy = ExceptionRetryPolicy(max_attempts=2, sleep=100.0, jitter=True)
+
+    failing = run(policy, RateLimited(5))
+
+    assert failing.gaps() == [5.0]
+
+
+@pytest.mark.parametrize(
+    "duplicate",
+    [copy.copy, copy.deepcopy, lambda policy: pickle.loads(pickle.dumps(policy))],
+    ids=["copy", "deepcopy", "pickle"],
+)
+def test_a_policy_with_its_delay_hint_copies_and_pickles(
+    duplicate: Callable[[ExceptionRetryPolicy], ExceptionRetryPolicy],
+) -> None:
+    # The default policy reads hints (retry_after): its copy reads them too.
+    policy = duplicate(ExceptionRetryPolicy(max_attempts=2, sleep=100.0))
 
     failing = run(policy, RateLimited(5))
 

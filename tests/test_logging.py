@@ -208,11 +208,12 @@ def test_a_broken_delegate_is_logged_once_per_executor(
     build: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Every call fails after: one record, not one each.
+    name = f"broken-{build}"  # its records only, whatever other tests left running
     executor = (
-        Executors.with_throttle(BreaksAfter(0), 2)
+        Executors.with_throttle(BreaksAfter(0), 2, name=name)
         if build == "throttle"  # its dispatch finds the delegate broken
         else Executors.with_retry(  # its second attempts do
-            BreaksAfter(3), ExceptionRetryPolicy(sleep=0.0)
+            BreaksAfter(3), ExceptionRetryPolicy(sleep=0.0), name=name
         )
     )
     with caplog.at_level(logging.WARNING, logger="fluent_executors"):
@@ -220,6 +221,6 @@ def test_a_broken_delegate_is_logged_once_per_executor(
         errors = [future.exception(TIMEOUT) for future in futures]
 
     assert all(isinstance(error, BrokenExecutor) for error in errors)
-    (record,) = library_records(caplog)
+    (record,) = [r for r in library_records(caplog) if name in r.getMessage()]
     assert "the delegate is broken: not logged again" in record.getMessage()
     assert record.exc_info is not None

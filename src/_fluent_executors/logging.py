@@ -68,6 +68,11 @@ class Once:
         """Make the next :meth:`first` ``True`` again."""
         self._done = False
 
+    def __reduce__(self) -> tuple[type[Once], tuple[()]]:
+        # Copied or pickled with what holds it (a retry policy's delay hint), as
+        # a new flag: its lock cannot be, and a copy warns for itself.
+        return (Once, ())
+
 
 class ContainedLogger:
     """A logger whose calls never raise: each forwards to the wrapped logger (a
